@@ -1,0 +1,109 @@
+//! The command line (SPEC §1): argument parsing, subcommand dispatch and exit codes.
+//!
+//! This is the only layer that touches files, stdout, stderr and exit codes. Each subcommand
+//! lives in its own file and returns an [`ExitCode`]-like number; `main` just exits with it.
+
+mod run;
+mod schema;
+mod validate;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Exit codes shared by every command.
+pub mod exit {
+    pub const OK: i32 = 0;
+    /// Expectations failed (`check`), or a packet was not delivered (`trace`).
+    pub const FAILED: i32 = 1;
+    /// Invalid input: a missing file, bad YAML, a failed validation.
+    pub const INVALID: i32 = 2;
+    /// A bug in podnet.
+    pub const INTERNAL: i32 = 3;
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "podnet",
+    version,
+    about = "Deterministic simulator of Kubernetes pod networking: scheduling, Calico and \
+             Spiderpool IPAM, BGP and forwarding.",
+    after_help = "Examples:\n  podnet run                      # the built-in quick-start scenario\n  \
+                  podnet run scenarios/quickstart.yaml --seed 7\n  \
+                  podnet validate scenarios/*.yaml"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate a scenario and write its output folder.
+    #[command(
+        after_help = "Examples:\n  podnet run\n  podnet run scenarios/quickstart.yaml --out /tmp/qs --format json"
+    )]
+    Run(RunArgs),
+    /// Load and validate scenarios; print every problem as FILE:LINE:COL: path: message.
+    #[command(after_help = "Example:\n  podnet validate scenarios/quickstart.yaml")]
+    Validate(ValidateArgs),
+    /// Print the JSON Schema of the scenario file (for editors).
+    #[command(after_help = "Example:\n  podnet schema > podnet.schema.json\n  \
+                            then in a scenario: # yaml-language-server: $schema=podnet.schema.json")]
+    Schema,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The scenario file; without it, the built-in quick-start scenario.
+    pub scenario: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Output folder (default: output/<scenario name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Stop at this simulated time, such as 10m (overrides the scenario's `until`).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Print nothing on stdout and no warnings.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// Scenario files.
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// Parses the arguments, runs the command, and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::INVALID
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run::run(&args),
+        Command::Validate(args) => validate::validate(&args),
+        Command::Schema => schema::schema(),
+    }
+}

@@ -1,0 +1,33 @@
+//! podnet: a deterministic discrete-event simulator of Kubernetes pod networking.
+//!
+//! An architect describes a cluster (zones, racks, nodes, fabric), the Calico and Spiderpool
+//! resources they intend to apply, the workloads and the failures they fear; podnet simulates
+//! scheduling, IP address management, BGP and forwarding and answers whether every pod gets an
+//! address, which routes each node holds, and whether pod A reaches pod B.
+//!
+//! The layers, lowest first (a module only uses the ones above it in this list):
+//! - [`model`]: ids, simulated time, labels, selectors, the topology graph.
+//! - [`scenario`]: YAML → located raw types → validated model (the only parser of input).
+//! - [`sim`]: the event queue, seeded random streams and the engine loop.
+//! - [`report`]: the results as plain data, and their renderings.
+//! - [`cli`]: subcommands; the only code that touches files, stdout and exit codes.
+//!
+//! ```
+//! let scenario = podnet::scenario::load_str("inline.yaml", r#"
+//! name: tiny
+//! topology:
+//!   zones:
+//!   - name: z
+//!     racks:
+//!     - name: r
+//!       subnet: 10.0.0.0/24
+//!       nodes: [{namePrefix: n, count: 3}]
+//! "#).expect("valid scenario");
+//! assert_eq!(scenario.topology.nodes.len(), 3);
+//! ```
+
+pub mod cli;
+pub mod model;
+pub mod report;
+pub mod scenario;
+pub mod sim;

@@ -1,0 +1,20 @@
+//! The `podnet` binary: parse, run, exit. A panic is a bug: it is reported in one line and
+//! the process exits with 3, never with a backtrace.
+
+fn main() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("internal error (a bug in podnet, please report it){location}: {message}");
+    }));
+    let code = std::panic::catch_unwind(podnet::cli::main).unwrap_or(podnet::cli::exit::INTERNAL);
+    std::process::exit(code);
+}

@@ -1,0 +1,258 @@
+//! Expectations (SPEC §2.6): what the scenario's author says must hold, and when.
+//!
+//! These are validated descriptions only; evaluating them against a snapshot is the
+//! simulator's job. Names that must exist (pods, nodes, pools) have been checked by `scenario`
+//! as far as they can be before the run.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use super::text_enum;
+use super::time::{SimDuration, SimTime};
+use super::workload::PodStatus;
+
+/// A number that must match exactly or within a bound: `3`, `{atMost: 3}`, `{atLeast: 3}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum Count {
+    Exactly(u64),
+    Bounded {
+        #[serde(rename = "atLeast", default)]
+        at_least: Option<u64>,
+        #[serde(rename = "atMost", default)]
+        at_most: Option<u64>,
+    },
+}
+
+impl Count {
+    pub fn holds(&self, actual: u64) -> bool {
+        match *self {
+            Count::Exactly(n) => actual == n,
+            Count::Bounded { at_least, at_most } => {
+                at_least.is_none_or(|lo| actual >= lo) && at_most.is_none_or(|hi| actual <= hi)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Count::Exactly(n) => write!(f, "{n}"),
+            Count::Bounded {
+                at_least: Some(lo),
+                at_most: Some(hi),
+            } => write!(f, "{lo}..={hi}"),
+            Count::Bounded {
+                at_least: Some(lo),
+                at_most: None,
+            } => write!(f, ">= {lo}"),
+            Count::Bounded {
+                at_least: None,
+                at_most: Some(hi),
+            } => write!(f, "<= {hi}"),
+            Count::Bounded {
+                at_least: None,
+                at_most: None,
+            } => f.write_str("any"),
+        }
+    }
+}
+
+/// A set of pods: `all`, one pod (`name` or `namespace/name`), or `{workload}`,
+/// `{namespace}`, `{node}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodSet {
+    All,
+    Pod(String),
+    Workload {
+        name: String,
+        namespace: Option<String>,
+    },
+    Namespace(String),
+    Node(String),
+}
+
+impl std::fmt::Display for PodSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PodSet::All => f.write_str("all"),
+            PodSet::Pod(p) => f.write_str(p),
+            PodSet::Workload {
+                name,
+                namespace: None,
+            } => write!(f, "workload {name}"),
+            PodSet::Workload {
+                name,
+                namespace: Some(ns),
+            } => write!(f, "workload {ns}/{name}"),
+            PodSet::Namespace(ns) => write!(f, "namespace {ns}"),
+            PodSet::Node(n) => write!(f, "node {n}"),
+        }
+    }
+}
+
+text_enum! {
+    /// Why a packet was or was not delivered (SPEC §3.5).
+    pub enum Verdict {
+        Delivered = "delivered",
+        NoRoute = "no-route",
+        Blackhole = "blackhole",
+        Loop = "loop",
+        NodeDown = "node-down",
+        LinkDown = "link-down",
+        WrongSubnet = "wrong-subnet",
+        Unallocated = "unallocated",
+    }
+}
+
+text_enum! {
+    pub enum Encapsulation {
+        None = "none",
+        Ipip = "ipip",
+        Vxlan = "vxlan",
+    }
+}
+
+text_enum! {
+    pub enum RouteTable {
+        Fib = "fib",
+        Rib = "rib",
+    }
+}
+
+/// One expectation with its name and the time it is checked at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// The given name, or the kind, position and a short rendering (`reachable #3 a -> b`).
+    pub name: String,
+    /// `None`: at the end of the simulation.
+    pub at: Option<SimTime>,
+    pub check: Check,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Check {
+    Pod {
+        name: String,
+        ip: Option<IpAddr>,
+        in_cidr: Option<IpNet>,
+        node: Option<String>,
+        pool: Option<String>,
+        borrowed: Option<bool>,
+        status: Option<PodStatus>,
+    },
+    Pods {
+        of: PodSet,
+        running: Option<Count>,
+        pending: Option<Count>,
+        unknown: Option<Count>,
+    },
+    Pool {
+        name: String,
+        allocated: Option<Count>,
+        blocks: Option<Count>,
+        free: Option<Count>,
+        reserved: Option<Count>,
+    },
+    Node {
+        /// A node name or `*` for every node.
+        name: String,
+        blocks: Option<Count>,
+        borrowed_ips: Option<Count>,
+        rib_routes: Option<Count>,
+        fib_routes: Option<Count>,
+    },
+    Block {
+        cidr: IpNet,
+        affinity: Option<String>,
+        allocated: Option<Count>,
+    },
+    Route {
+        node: String,
+        prefix: IpNet,
+        next_hop: Option<String>,
+        present: bool,
+        table: RouteTable,
+    },
+    Reachable {
+        from: PodSet,
+        to: PodSet,
+    },
+    Unreachable {
+        from: PodSet,
+        to: PodSet,
+        reason: Option<Verdict>,
+    },
+    Path {
+        from: String,
+        to: String,
+        via: Option<Vec<String>>,
+        encapsulation: Option<Encapsulation>,
+    },
+    Bgp {
+        sessions_established: Option<Count>,
+        converged_within: Option<SimDuration>,
+        updates: Option<Count>,
+    },
+    AllocationFailures(Count),
+}
+
+impl Check {
+    /// The expectation kind as written in YAML.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Check::Pod { .. } => "pod",
+            Check::Pods { .. } => "pods",
+            Check::Pool { .. } => "pool",
+            Check::Node { .. } => "node",
+            Check::Block { .. } => "block",
+            Check::Route { .. } => "route",
+            Check::Reachable { .. } => "reachable",
+            Check::Unreachable { .. } => "unreachable",
+            Check::Path { .. } => "path",
+            Check::Bgp { .. } => "bgp",
+            Check::AllocationFailures(_) => "allocationFailures",
+        }
+    }
+
+    /// A short rendering of the fields, for default names.
+    pub fn summary(&self) -> String {
+        match self {
+            Check::Pod { name, .. } => name.clone(),
+            Check::Pods { of, .. } => of.to_string(),
+            Check::Pool { name, .. } => name.clone(),
+            Check::Node { name, .. } => name.clone(),
+            Check::Block { cidr, .. } => cidr.to_string(),
+            Check::Route { node, prefix, .. } => format!("{node} {prefix}"),
+            Check::Reachable { from, to } | Check::Unreachable { from, to, .. } => {
+                format!("{from} -> {to}")
+            }
+            Check::Path { from, to, .. } => format!("{from} -> {to}"),
+            Check::Bgp { .. } => "sessions".to_string(),
+            Check::AllocationFailures(c) => c.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_hold_as_written() {
+        assert!(Count::Exactly(3).holds(3));
+        assert!(!Count::Exactly(3).holds(4));
+        let at_most = Count::Bounded {
+            at_least: None,
+            at_most: Some(3),
+        };
+        assert!(at_most.holds(0) && at_most.holds(3) && !at_most.holds(4));
+        let at_least = Count::Bounded {
+            at_least: Some(2),
+            at_most: None,
+        };
+        assert!(!at_least.holds(1) && at_least.holds(2));
+    }
+}

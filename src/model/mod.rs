@@ -1,0 +1,60 @@
+//! The simulated cluster's vocabulary: ids, time, labels, selectors, the topology, workloads,
+//! scenario actions and expectations.
+//!
+//! Everything here is plain data built by `scenario` after validation; nothing here does I/O.
+
+use std::collections::BTreeMap;
+
+pub mod action;
+pub mod expect;
+pub mod network;
+pub mod selector;
+pub mod time;
+pub mod topology;
+pub mod workload;
+
+/// Kubernetes-style labels: ordered so that every iteration over them is deterministic.
+pub type Labels = BTreeMap<String, String>;
+
+/// An enum written in scenario files as one of a fixed set of words.
+pub trait TextEnum: Sized + Copy + 'static {
+    /// Every accepted spelling, in declaration order.
+    const TEXTS: &'static [&'static str];
+    fn from_text(text: &str) -> Option<Self>;
+    fn as_str(self) -> &'static str;
+}
+
+/// Declares a [`TextEnum`] with its spellings, `Display` and JSON Schema.
+macro_rules! text_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $text:literal ),* $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, schemars::JsonSchema)]
+        pub enum $name { $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),* }
+
+        impl $crate::model::TextEnum for $name {
+            const TEXTS: &'static [&'static str] = &[$($text),*];
+            fn from_text(text: &str) -> Option<$name> {
+                match text { $( $text => Some($name::$variant), )* _ => None }
+            }
+            fn as_str(self) -> &'static str {
+                match self { $( $name::$variant => $text ),* }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($crate::model::TextEnum::as_str(*self))
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str($crate::model::TextEnum::as_str(*self))
+            }
+        }
+    };
+}
+pub(crate) use text_enum;

@@ -1,0 +1,124 @@
+//! Cluster-wide networking settings (SPEC §2.2) and behaviour profiles.
+
+use super::text_enum;
+use super::time::SimDuration;
+
+text_enum! {
+    /// Which IPAM and dataplane the pods use.
+    pub enum Cni {
+        /// Pods get addresses from Calico IPPools and are routed by their node.
+        Calico = "calico",
+        /// Pods are attached to their node's rack segment with SpiderIPPool addresses.
+        Spiderpool = "spiderpool",
+    }
+}
+
+text_enum! {
+    /// How Calico distributes routes.
+    pub enum CalicoBackend {
+        /// BIRD speaks BGP.
+        Bird = "bird",
+        /// No BGP: Felix programs VXLAN routes from IPAM state.
+        Vxlan = "vxlan",
+    }
+}
+
+text_enum! {
+    /// Which Calico release's IPAM behaviour to reproduce.
+    pub enum CalicoProfile {
+        V3_30 = "v3.30",
+        /// Empty-block reclaim after one minute.
+        V3_32 = "v3.32",
+        /// Release cooldown (`ipCooldownSeconds`).
+        V3_33 = "v3.33",
+    }
+}
+
+text_enum! {
+    /// BGP timer profile (REFERENCE §4.4).
+    pub enum TimerProfile {
+        CalicoBird = "calico-bird",
+        Rfc4271 = "rfc4271",
+        Frr = "frr",
+        FrrDatacenter = "frr-datacenter",
+    }
+}
+
+/// BFD timers: a dead peer is detected after `interval × multiplier`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bfd {
+    pub interval: SimDuration,
+    pub multiplier: u32,
+}
+
+impl Bfd {
+    /// podnet's default: 500 ms × 3, detection in 1.5 s.
+    pub const DEFAULT: Bfd = Bfd {
+        interval: SimDuration::from_millis(500),
+        multiplier: 3,
+    };
+
+    pub fn detection_time(self) -> SimDuration {
+        self.interval.saturating_mul(u64::from(self.multiplier))
+    }
+}
+
+/// BGP speaker settings shared by every speaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BgpSettings {
+    /// CPU time a speaker spends per received UPDATE message.
+    pub processing_delay: SimDuration,
+    /// Plus this per prefix in it.
+    pub per_prefix_delay: SimDuration,
+    pub bfd: Option<Bfd>,
+}
+
+/// `network:` with defaults applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Network {
+    pub cni: Cni,
+    pub calico_backend: CalicoBackend,
+    pub datastore_delay: SimDuration,
+    pub windows_use_single_network: bool,
+    pub host_mtu: u32,
+    pub bgp: BgpSettings,
+}
+
+impl Default for Network {
+    fn default() -> Network {
+        Network {
+            cni: Cni::Calico,
+            calico_backend: CalicoBackend::Bird,
+            datastore_delay: SimDuration::from_millis(100),
+            windows_use_single_network: true,
+            host_mtu: 1500,
+            bgp: BgpSettings {
+                processing_delay: SimDuration::from_micros(20),
+                per_prefix_delay: SimDuration::from_micros(2),
+                bfd: None,
+            },
+        }
+    }
+}
+
+/// `profile:` with defaults applied.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Profile {
+    pub calico: CalicoProfile,
+    pub bgp_timers: TimerProfile,
+}
+
+// `text_enum!` cannot derive Default, so the defaults are written out.
+#[allow(clippy::derivable_impls)]
+impl Default for CalicoProfile {
+    fn default() -> CalicoProfile {
+        CalicoProfile::V3_30
+    }
+}
+
+#[allow(clippy::derivable_impls)]
+impl Default for TimerProfile {
+    fn default() -> TimerProfile {
+        TimerProfile::CalicoBird
+    }
+}

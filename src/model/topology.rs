@@ -1,0 +1,714 @@
+//! The physical cluster: zones, racks, nodes, routers, the links between them, and the
+//! underlay's shortest paths (SPEC §2.1).
+//!
+//! Every device (a Kubernetes node or a router) is a vertex of a petgraph graph whose edges
+//! are links. A rack is one L2 segment: its nodes and its ToR each have an access link to it,
+//! and any two members of the segment are one hop apart (one access latency). Routers are
+//! joined by fabric links (ToR–spine) and inter-zone links (spine–core).
+//!
+//! Invariants: ids index the vectors they name and are never reused (a deleted node keeps its
+//! id and is marked deleted); every iteration order is defined (vectors in creation order);
+//! equal-cost underlay paths are broken by device name, so paths are deterministic.
+//! This module does not validate input (that is `scenario::build`) and knows nothing of pods,
+//! addresses handed to pods or routes.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::net::{IpAddr, Ipv4Addr};
+
+use ipnet::IpNet;
+use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableUnGraph};
+use petgraph::visit::EdgeRef;
+
+use super::time::SimDuration;
+use super::{Labels, text_enum};
+
+macro_rules! id_type {
+    ($($(#[$m:meta])* $name:ident),*) => {$(
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize { self.0 as usize }
+        }
+    )*};
+}
+id_type!(
+    /// A zone, by position in [`Topology::zones`].
+    ZoneId,
+    /// A rack, by position in [`Topology::racks`].
+    RackId,
+    /// A Kubernetes node, by position in [`Topology::nodes`].
+    NodeId,
+    /// A device (node or router), by position in [`Topology::devices`].
+    DeviceId,
+    /// A link, by position in [`Topology::links`].
+    LinkId
+);
+
+fn id_from(len: usize) -> u32 {
+    u32::try_from(len).expect("topology sizes are bounded by the input limits")
+}
+
+text_enum! {
+    /// A node's operating system; Windows nodes follow HNS rules in IPAM.
+    pub enum Os {
+        Linux = "linux",
+        Windows = "windows",
+    }
+}
+
+/// One-way latency per kind of link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Latencies {
+    pub access: SimDuration,
+    pub fabric: SimDuration,
+    pub inter_zone: SimDuration,
+}
+
+impl Default for Latencies {
+    fn default() -> Latencies {
+        Latencies {
+            access: SimDuration::from_micros(20),
+            fabric: SimDuration::from_micros(50),
+            inter_zone: SimDuration::from_millis(1),
+        }
+    }
+}
+
+/// How the routers behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fabric {
+    /// Every router is a BGP speaker (RFC 7938); otherwise routers route node subnets only.
+    pub bgp: bool,
+    pub spines_per_zone: u32,
+    pub latency: Latencies,
+}
+
+impl Default for Fabric {
+    fn default() -> Fabric {
+        Fabric {
+            bgp: false,
+            spines_per_zone: 1,
+            latency: Latencies::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Zone {
+    pub name: String,
+    pub labels: Labels,
+    /// AS of the zone's spines when the fabric speaks BGP.
+    pub as_number: u32,
+    pub racks: Vec<RackId>,
+    pub spines: Vec<DeviceId>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rack {
+    pub name: String,
+    pub zone: ZoneId,
+    pub subnet: IpNet,
+    pub gateway: IpAddr,
+    pub labels: Labels,
+    /// The ToR's device.
+    pub tor: DeviceId,
+    /// Nodes on this rack, in file order (then added order).
+    pub nodes: Vec<NodeId>,
+}
+
+/// Calico's per-node BGP settings (the Calico `Node` resource's `spec.bgp`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeBgp {
+    pub as_number: Option<u32>,
+    pub route_reflector_cluster_id: Option<Ipv4Addr>,
+    /// The node's subnet for `CrossSubnet` decisions, from `ipv4Address` when given.
+    pub ipv4_subnet: Option<IpNet>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub name: String,
+    pub rack: RackId,
+    pub zone: ZoneId,
+    pub ip: IpAddr,
+    pub os: Os,
+    pub max_pods: u32,
+    /// Inherited, own and automatic labels, merged (see `scenario::build`).
+    pub labels: Labels,
+    pub bgp: NodeBgp,
+    pub device: DeviceId,
+    /// Crashed (`nodeDown`) and not yet back.
+    pub down: bool,
+    /// Removed from the cluster (`deleteNode`); the id stays, the node is gone.
+    pub deleted: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeviceKind {
+    Node(NodeId),
+    Tor(RackId),
+    Spine { zone: ZoneId, index: u32 },
+    Core,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    pub name: String,
+    pub kind: DeviceKind,
+    /// The node's address, the ToR's gateway, or a spine's or the core's loopback; it is the
+    /// device's BGP router ID.
+    pub address: IpAddr,
+    /// AS number of a router when the fabric speaks BGP.
+    pub as_number: Option<u32>,
+    vertex: NodeIndex,
+}
+
+impl Device {
+    pub fn is_router(&self) -> bool {
+        !matches!(self.kind, DeviceKind::Node(_))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LinkKind {
+    /// A device's attachment to its rack segment (nodes and the ToR).
+    Access,
+    /// ToR to spine.
+    Fabric,
+    /// Spine to core.
+    InterZone,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub a: DeviceId,
+    pub b: DeviceId,
+    pub kind: LinkKind,
+    pub latency: SimDuration,
+    pub up: bool,
+    edge: EdgeIndex,
+}
+
+/// A path through the underlay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnderlayPath {
+    /// Every device visited, both ends included.
+    pub hops: Vec<DeviceId>,
+    /// One-way latency along the path.
+    pub latency: SimDuration,
+}
+
+/// The whole physical cluster.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub fabric: Fabric,
+    pub zones: Vec<Zone>,
+    pub racks: Vec<Rack>,
+    pub nodes: Vec<Node>,
+    pub devices: Vec<Device>,
+    pub links: Vec<Link>,
+    /// Racks' segments are represented by a hub vertex each, so a rack of n nodes needs n
+    /// edges rather than n²/2; the hub is not a device.
+    graph: StableUnGraph<Vertex, LinkId>,
+    by_name: BTreeMap<String, DeviceId>,
+    /// The access link of each device attached to a segment (nodes and ToRs).
+    access: BTreeMap<DeviceId, LinkId>,
+    segment_hub: Vec<NodeIndex>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Vertex {
+    Device(DeviceId),
+    Segment(RackId),
+}
+
+/// What a new node looks like; defaults are resolved by the caller.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewNode {
+    pub name: String,
+    pub ip: IpAddr,
+    pub os: Os,
+    pub max_pods: u32,
+    pub labels: Labels,
+    pub bgp: NodeBgp,
+}
+
+impl Topology {
+    pub fn new(fabric: Fabric) -> Topology {
+        Topology {
+            fabric,
+            ..Topology::default()
+        }
+    }
+
+    pub fn add_zone(&mut self, name: &str, labels: Labels, as_number: u32) -> ZoneId {
+        let id = ZoneId(id_from(self.zones.len()));
+        self.zones.push(Zone {
+            name: name.to_string(),
+            labels,
+            as_number,
+            racks: Vec::new(),
+            spines: Vec::new(),
+        });
+        id
+    }
+
+    /// Adds a rack and its ToR (`tor-<rack>`, addressed by the gateway).
+    pub fn add_rack(
+        &mut self,
+        zone: ZoneId,
+        name: &str,
+        subnet: IpNet,
+        gateway: IpAddr,
+        labels: Labels,
+        tor_as: u32,
+    ) -> RackId {
+        let id = RackId(id_from(self.racks.len()));
+        let hub = self.graph.add_node(Vertex::Segment(id));
+        self.segment_hub.push(hub);
+        let tor = self.add_device(
+            format!("tor-{name}"),
+            DeviceKind::Tor(id),
+            gateway,
+            Some(tor_as),
+        );
+        self.racks.push(Rack {
+            name: name.to_string(),
+            zone,
+            subnet,
+            gateway,
+            labels,
+            tor,
+            nodes: Vec::new(),
+        });
+        self.zones[zone.index()].racks.push(id);
+        self.attach(tor, id);
+        id
+    }
+
+    /// Adds a node to a rack's segment.
+    pub fn add_node(&mut self, rack: RackId, new: NewNode) -> NodeId {
+        let id = NodeId(id_from(self.nodes.len()));
+        let device = self.add_device(new.name.clone(), DeviceKind::Node(id), new.ip, None);
+        let zone = self.racks[rack.index()].zone;
+        self.nodes.push(Node {
+            name: new.name,
+            rack,
+            zone,
+            ip: new.ip,
+            os: new.os,
+            max_pods: new.max_pods,
+            labels: new.labels,
+            bgp: new.bgp,
+            device,
+            down: false,
+            deleted: false,
+        });
+        self.racks[rack.index()].nodes.push(id);
+        self.attach(device, rack);
+        id
+    }
+
+    /// Adds the spines of every zone, the core (with two or more zones) and their links.
+    /// `loopbacks` gives each router's loopback address by name; `core_as` the core's AS.
+    pub fn add_fabric(&mut self, loopbacks: &BTreeMap<String, IpAddr>, core_as: u32) {
+        let lat = self.fabric.latency;
+        let core = (self.zones.len() >= 2).then(|| {
+            let address = loopbacks
+                .get("core")
+                .copied()
+                .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+            self.add_device("core".to_string(), DeviceKind::Core, address, Some(core_as))
+        });
+        for z in 0..self.zones.len() {
+            let zone = ZoneId(id_from(z));
+            for i in 1..=self.fabric.spines_per_zone {
+                let name = spine_name(&self.zones[z].name, i);
+                let address = loopbacks
+                    .get(&name)
+                    .copied()
+                    .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+                let spine_as = self.zones[z].as_number;
+                let spine = self.add_device(
+                    name,
+                    DeviceKind::Spine { zone, index: i },
+                    address,
+                    Some(spine_as),
+                );
+                self.zones[z].spines.push(spine);
+                for r in self.zones[z].racks.clone() {
+                    let tor = self.racks[r.index()].tor;
+                    self.add_link(tor, spine, LinkKind::Fabric, lat.fabric);
+                }
+                if let Some(core) = core {
+                    self.add_link(spine, core, LinkKind::InterZone, lat.inter_zone);
+                }
+            }
+        }
+    }
+
+    fn add_device(
+        &mut self,
+        name: String,
+        kind: DeviceKind,
+        address: IpAddr,
+        as_number: Option<u32>,
+    ) -> DeviceId {
+        let id = DeviceId(id_from(self.devices.len()));
+        let vertex = self.graph.add_node(Vertex::Device(id));
+        self.by_name.insert(name.clone(), id);
+        self.devices.push(Device {
+            name,
+            kind,
+            address,
+            as_number,
+            vertex,
+        });
+        id
+    }
+
+    fn attach(&mut self, device: DeviceId, rack: RackId) {
+        let hub = self.segment_hub[rack.index()];
+        let tor = self
+            .racks
+            .get(rack.index())
+            .map(|r| r.tor)
+            .unwrap_or(device);
+        let link = LinkId(id_from(self.links.len()));
+        let edge = self
+            .graph
+            .add_edge(self.devices[device.index()].vertex, hub, link);
+        // An access link is named by its two ends: the device and the rack's ToR.
+        let (a, b) = if device == tor {
+            (device, device)
+        } else {
+            (device, tor)
+        };
+        self.links.push(Link {
+            a,
+            b,
+            kind: LinkKind::Access,
+            latency: self.fabric.latency.access,
+            up: true,
+            edge,
+        });
+        self.access.insert(device, link);
+    }
+
+    fn add_link(&mut self, a: DeviceId, b: DeviceId, kind: LinkKind, latency: SimDuration) {
+        let link = LinkId(id_from(self.links.len()));
+        let edge = self.graph.add_edge(
+            self.devices[a.index()].vertex,
+            self.devices[b.index()].vertex,
+            link,
+        );
+        self.links.push(Link {
+            a,
+            b,
+            kind,
+            latency,
+            up: true,
+            edge,
+        });
+    }
+
+    pub fn device(&self, id: DeviceId) -> &Device {
+        &self.devices[id.index()]
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.index()]
+    }
+
+    pub fn device_by_name(&self, name: &str) -> Option<DeviceId> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
+        match self.device(self.device_by_name(name)?).kind {
+            DeviceKind::Node(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The nodes still in the cluster, in creation order.
+    pub fn live_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.deleted)
+            .map(|(i, n)| (NodeId(id_from(i)), n))
+    }
+
+    /// The link joining two devices named in an event (`linkDown: [a, b]`): a fabric or
+    /// inter-zone link, or a device's access link when the other end is its rack's ToR.
+    pub fn link_between(&self, a: DeviceId, b: DeviceId) -> Option<LinkId> {
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some(&l) = self.access.get(&x)
+                && self.links[l.index()].b == y
+                && x != y
+            {
+                return Some(l);
+            }
+        }
+        let va = self.devices[a.index()].vertex;
+        let vb = self.devices[b.index()].vertex;
+        self.graph
+            .edges_connecting(va, vb)
+            .next()
+            .map(|e| *e.weight())
+    }
+
+    pub fn set_link_up(&mut self, link: LinkId, up: bool) {
+        self.links[link.index()].up = up;
+    }
+
+    /// Whether a device takes part in the underlay: deleted nodes do not; crashed nodes still
+    /// have their links up (SPEC §2.5) but do not forward.
+    fn present(&self, d: DeviceId) -> bool {
+        match self.devices[d.index()].kind {
+            DeviceKind::Node(n) => !self.nodes[n.index()].deleted,
+            _ => true,
+        }
+    }
+
+    /// Devices one hop from `d` over links that are up, with the one-way latency to each.
+    /// Members of a rack segment are one access latency apart.
+    pub fn neighbours(&self, d: DeviceId) -> Vec<(DeviceId, SimDuration)> {
+        let mut out = Vec::new();
+        if !self.present(d) {
+            return out;
+        }
+        let vertex = self.devices[d.index()].vertex;
+        for edge in self.graph.edges(vertex) {
+            let link = &self.links[edge.weight().index()];
+            if !link.up {
+                continue;
+            }
+            let other = if edge.source() == vertex {
+                edge.target()
+            } else {
+                edge.source()
+            };
+            match self.graph[other] {
+                Vertex::Device(o) => out.push((o, link.latency)),
+                Vertex::Segment(_) => {
+                    for peer_edge in self.graph.edges(other) {
+                        let peer_link = &self.links[peer_edge.weight().index()];
+                        let peer_vertex = if peer_edge.source() == other {
+                            peer_edge.target()
+                        } else {
+                            peer_edge.source()
+                        };
+                        if let Vertex::Device(p) = self.graph[peer_vertex]
+                            && p != d
+                            && peer_link.up
+                            && self.present(p)
+                        {
+                            out.push((p, link.latency));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The shortest underlay path from `from` to `to` over links that are up; equal-cost
+    /// paths are broken by preferring, at each device, the predecessor with the smallest name.
+    /// Nodes are endpoints, never transit: a host does not route for others.
+    pub fn shortest_path(&self, from: DeviceId, to: DeviceId) -> Option<UnderlayPath> {
+        if !self.present(from) || !self.present(to) {
+            return None;
+        }
+        let n = self.devices.len();
+        let mut dist: Vec<Option<u64>> = vec![None; n];
+        let mut prev: Vec<Option<DeviceId>> = vec![None; n];
+        let mut done = vec![false; n];
+        let mut heap = BinaryHeap::new();
+        dist[from.index()] = Some(0);
+        heap.push(Reverse((
+            0u64,
+            self.devices[from.index()].name.as_str(),
+            from,
+        )));
+        while let Some(Reverse((d, _, u))) = heap.pop() {
+            if done[u.index()] {
+                continue;
+            }
+            done[u.index()] = true;
+            if u == to {
+                break;
+            }
+            if u != from && !self.devices[u.index()].is_router() {
+                continue;
+            }
+            for (v, latency) in self.neighbours(u) {
+                let nd = d + latency.as_nanos();
+                let better = match dist[v.index()] {
+                    None => true,
+                    Some(old) if nd < old => true,
+                    Some(old) if nd == old => prev[v.index()].is_some_and(|p| {
+                        self.devices[u.index()].name < self.devices[p.index()].name
+                    }),
+                    _ => false,
+                };
+                if better && !done[v.index()] {
+                    dist[v.index()] = Some(nd);
+                    prev[v.index()] = Some(u);
+                    heap.push(Reverse((nd, self.devices[v.index()].name.as_str(), v)));
+                }
+            }
+        }
+        let total = dist[to.index()]?;
+        let mut hops = vec![to];
+        let mut cur = to;
+        while cur != from {
+            cur = prev[cur.index()]?;
+            hops.push(cur);
+        }
+        hops.reverse();
+        Some(UnderlayPath {
+            hops,
+            latency: SimDuration::from_nanos(total),
+        })
+    }
+}
+
+/// The name podnet gives a zone's i-th spine (from 1).
+pub fn spine_name(zone: &str, index: u32) -> String {
+    format!("spine-{zone}-{index}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, ip: [u8; 4]) -> NewNode {
+        NewNode {
+            name: name.to_string(),
+            ip: IpAddr::from(ip),
+            os: Os::Linux,
+            max_pods: 110,
+            labels: Labels::new(),
+            bgp: NodeBgp::default(),
+        }
+    }
+
+    /// Two zones, two racks each, two nodes per rack, two spines per zone.
+    fn two_zones() -> Topology {
+        let mut t = Topology::new(Fabric {
+            spines_per_zone: 2,
+            ..Fabric::default()
+        });
+        let mut loopbacks = BTreeMap::new();
+        for (z, zone) in ["a", "b"].iter().enumerate() {
+            let zid = t.add_zone(zone, Labels::new(), 65100 + 100 * z as u32);
+            for r in 0..2u8 {
+                let third = (z as u8) * 2 + r;
+                let rack = t.add_rack(
+                    zid,
+                    &format!("{zone}{r}"),
+                    format!("10.{third}.0.0/24").parse().unwrap(),
+                    IpAddr::from([10, third, 0, 1]),
+                    Labels::new(),
+                    65101 + 100 * z as u32 + u32::from(r),
+                );
+                for h in 0..2u8 {
+                    t.add_node(
+                        rack,
+                        node(&format!("{zone}{r}-n{h}"), [10, third, 0, 10 + h]),
+                    );
+                }
+            }
+        }
+        for (i, name) in ["core", "spine-a-1", "spine-a-2", "spine-b-1", "spine-b-2"]
+            .iter()
+            .enumerate()
+        {
+            loopbacks.insert(name.to_string(), IpAddr::from([100, 127, 0, 1 + i as u8]));
+        }
+        t.add_fabric(&loopbacks, 65000);
+        t
+    }
+
+    fn names(t: &Topology, p: &UnderlayPath) -> Vec<String> {
+        p.hops.iter().map(|d| t.device(*d).name.clone()).collect()
+    }
+
+    #[test]
+    fn same_rack_nodes_are_one_access_hop_apart() {
+        let t = two_zones();
+        let a = t.device_by_name("a0-n0").unwrap();
+        let b = t.device_by_name("a0-n1").unwrap();
+        let p = t.shortest_path(a, b).unwrap();
+        assert_eq!(names(&t, &p), ["a0-n0", "a0-n1"]);
+        assert_eq!(p.latency, SimDuration::from_micros(20));
+    }
+
+    #[test]
+    fn cross_rack_paths_go_through_the_spine_with_the_smallest_name() {
+        let t = two_zones();
+        let a = t.device_by_name("a0-n0").unwrap();
+        let b = t.device_by_name("a1-n0").unwrap();
+        let p = t.shortest_path(a, b).unwrap();
+        assert_eq!(
+            names(&t, &p),
+            ["a0-n0", "tor-a0", "spine-a-1", "tor-a1", "a1-n0"]
+        );
+        assert_eq!(p.latency, SimDuration::from_micros(20 + 50 + 50 + 20));
+    }
+
+    #[test]
+    fn cross_zone_paths_cross_the_core_and_avoid_down_links() {
+        let mut t = two_zones();
+        let a = t.device_by_name("a0-n0").unwrap();
+        let b = t.device_by_name("b1-n1").unwrap();
+        let p = t.shortest_path(a, b).unwrap();
+        assert_eq!(
+            names(&t, &p),
+            [
+                "a0-n0",
+                "tor-a0",
+                "spine-a-1",
+                "core",
+                "spine-b-1",
+                "tor-b1",
+                "b1-n1"
+            ]
+        );
+        let tor = t.device_by_name("tor-a0").unwrap();
+        let spine = t.device_by_name("spine-a-1").unwrap();
+        let link = t.link_between(tor, spine).unwrap();
+        t.set_link_up(link, false);
+        let p = t.shortest_path(a, b).unwrap();
+        assert_eq!(names(&t, &p)[2], "spine-a-2");
+    }
+
+    #[test]
+    fn hosts_are_not_transit_and_a_cut_access_link_isolates_a_node() {
+        let mut t = two_zones();
+        let a = t.device_by_name("a0-n0").unwrap();
+        let tor = t.device_by_name("tor-a0").unwrap();
+        let link = t.link_between(a, tor).unwrap();
+        t.set_link_up(link, false);
+        let b = t.device_by_name("a0-n1").unwrap();
+        assert!(t.shortest_path(a, b).is_none());
+        assert!(t.shortest_path(b, tor).is_some());
+    }
+
+    #[test]
+    fn devices_and_links_are_counted_as_specified() {
+        let t = two_zones();
+        // 8 nodes + 4 ToRs + 4 spines + core.
+        assert_eq!(t.devices.len(), 17);
+        // 8 + 4 access, 4 racks × 2 spines fabric, 4 spines × core.
+        assert_eq!(t.links.len(), 12 + 8 + 4);
+    }
+}

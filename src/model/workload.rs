@@ -1,0 +1,67 @@
+//! Workloads as the scenario declares them (SPEC §2.4) and the pods they create.
+
+use super::{Labels, text_enum};
+
+text_enum! {
+    pub enum WorkloadKind {
+        Deployment = "Deployment",
+        StatefulSet = "StatefulSet",
+        DaemonSet = "DaemonSet",
+        Pod = "Pod",
+    }
+}
+
+text_enum! {
+    /// A pod's phase as podnet reports it.
+    pub enum PodStatus {
+        Running = "Running",
+        /// Not scheduled, or no address (the reason says which).
+        Pending = "Pending",
+        /// Its node is down.
+        Unknown = "Unknown",
+    }
+}
+
+/// A validated workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub name: String,
+    pub namespace: String,
+    pub kind: WorkloadKind,
+    /// Desired pods; for a DaemonSet, unused (one per eligible node).
+    pub replicas: u32,
+    pub labels: Labels,
+    pub annotations: Labels,
+    pub node_selector: Labels,
+}
+
+impl Workload {
+    /// The name of the pod with ordinal `i` (Deployment, StatefulSet) or for a bare Pod.
+    pub fn pod_name(&self, i: u32) -> String {
+        match self.kind {
+            WorkloadKind::Pod => self.name.clone(),
+            _ => format!("{}-{i}", self.name),
+        }
+    }
+
+    /// The name of a DaemonSet's pod on `node`.
+    pub fn daemon_pod_name(&self, node: &str) -> String {
+        format!("{}-{node}", self.name)
+    }
+
+    /// Whether a pod named `pod` could belong to this workload (used to check references
+    /// before the simulation runs).
+    pub fn could_own(&self, pod: &str, node_names: &dyn Fn(&str) -> bool) -> bool {
+        match self.kind {
+            WorkloadKind::Pod => pod == self.name,
+            WorkloadKind::DaemonSet => pod
+                .strip_prefix(&self.name)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(node_names),
+            WorkloadKind::Deployment | WorkloadKind::StatefulSet => pod
+                .strip_prefix(&self.name)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit())),
+        }
+    }
+}

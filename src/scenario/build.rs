@@ -1,0 +1,1603 @@
+//! From raw types to a validated [`Scenario`]: defaults, required fields, cross-references,
+//! topology construction and input limits.
+//!
+//! The builder never stops at the first problem: each check reports into the shared [`Cx`]
+//! with the field's position and path and goes on with what it can, so `podnet validate`
+//! lists every problem at once. Values that failed to decode are simply absent here (their
+//! problem was already reported) and produce no second message.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, Ipv4Addr};
+
+use ipnet::IpNet;
+
+use super::decode::{Cx, Loc, StringMap};
+use super::diag::Pos;
+use super::raw::*;
+use super::resource::Resource;
+use super::{LIMITS, Scenario};
+use crate::model::action::{Action, AddNodes, DeletePods, ScheduledAction};
+use crate::model::expect::{Check, Expectation, PodSet, RouteTable};
+use crate::model::network::{Bfd, Network, Profile};
+use crate::model::time::{SimDuration, SimTime};
+use crate::model::topology::{
+    Fabric, Latencies, NewNode, NodeBgp, Os, RackId, Topology, ZoneId, spine_name,
+};
+use crate::model::workload::{Workload, WorkloadKind};
+use crate::model::{Labels, TextEnum};
+
+/// Everything gathered from the scenario file and its includes, before building.
+pub struct Gathered {
+    pub raw: RawScenario,
+    pub resources: Vec<Resource>,
+    pub workloads: Vec<(String, Loc<RawWorkload>)>,
+    pub events: Vec<(String, Loc<RawEvent>)>,
+    pub expect: Vec<(String, Loc<RawExpectation>)>,
+}
+
+/// Builds the scenario; `None` if any error was reported.
+pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
+    let raw = &g.raw;
+    let mut b = Builder {
+        cx,
+        names: BTreeMap::new(),
+    };
+
+    let name = b.scenario_name(raw);
+    let description = raw
+        .description
+        .as_ref()
+        .map(|d| d.value.clone())
+        .unwrap_or_default();
+    let seed = raw.seed.as_ref().map_or(1, |s| s.value);
+    let until = raw.until.as_ref().map(|u| SimTime::ZERO + u.value);
+    let profile = Profile {
+        calico: raw
+            .profile
+            .as_ref()
+            .and_then(|p| p.value.calico.as_ref())
+            .map(|c| c.value)
+            .unwrap_or_default(),
+        bgp_timers: raw
+            .profile
+            .as_ref()
+            .and_then(|p| p.value.bgp_timers.as_ref())
+            .map(|c| c.value)
+            .unwrap_or_default(),
+    };
+    let network = b.network(raw.network.as_ref());
+    let topology = match &raw.topology {
+        Some(t) => b.cx.at_key("topology", |cx| {
+            let mut tb = Builder {
+                cx,
+                names: BTreeMap::new(),
+            };
+            let topo = tb.topology(&t.value);
+            b.names = tb.names;
+            topo
+        }),
+        None => {
+            b.cx.error(raw.pos, "missing required field `topology`");
+            None
+        }
+    };
+    let topology = topology.unwrap_or_default();
+
+    let mut resources = g.resources;
+    super::resource::check_unique(&resources, b.cx);
+    let workloads = b.workloads(&g.workloads, &topology);
+    let mut applied = Vec::new();
+    let actions = b.events(
+        &g.events,
+        &topology,
+        &workloads,
+        &resources,
+        &mut applied,
+        &network,
+    );
+    let mut pool_names: BTreeSet<String> = resources
+        .iter()
+        .chain(applied.iter())
+        .filter(|r| r.kind == "IPPool" || r.kind == "SpiderIPPool")
+        .map(|r| r.name.clone())
+        .collect();
+    pool_names.insert("default-ipv4-ippool".to_string());
+    let expectations = b.expectations(&g.expect, &workloads, &pool_names);
+    resources.shrink_to_fit();
+
+    if b.cx.has_errors() {
+        return None;
+    }
+    Some(Scenario {
+        name,
+        description,
+        seed,
+        until,
+        profile,
+        network,
+        topology,
+        resources,
+        applied,
+        workloads,
+        actions,
+        expectations,
+        warnings: Vec::new(),
+        sources: Default::default(),
+    })
+}
+
+struct Builder<'c> {
+    cx: &'c mut Cx,
+    /// Zones, racks, nodes and devices share one namespace: name → where it was defined.
+    names: BTreeMap<String, Pos>,
+}
+
+/// Reads an optional field's value.
+fn val<T: Clone>(field: &Option<Loc<T>>) -> Option<T> {
+    field.as_ref().map(|l| l.value.clone())
+}
+
+fn labels(field: &Option<Loc<StringMap>>) -> Labels {
+    field
+        .as_ref()
+        .map(|l| l.value.0.clone())
+        .unwrap_or_default()
+}
+
+/// Kubernetes-style names: lowercase alphanumerics, `-` and `.`, starting and ending
+/// alphanumeric, at most 253 characters.
+fn is_dns_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 253
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'.')
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+}
+
+impl Builder<'_> {
+    fn require<'a, T>(
+        &mut self,
+        field: &'a Option<Loc<T>>,
+        parent: Pos,
+        key: &str,
+    ) -> Option<&'a Loc<T>> {
+        if field.is_none() {
+            self.cx
+                .error(parent, format!("missing required field `{key}`"));
+        }
+        field.as_ref()
+    }
+
+    fn scenario_name(&mut self, raw: &RawScenario) -> String {
+        let Some(name) = self.require(&raw.name, raw.pos, "name") else {
+            return String::new();
+        };
+        let ok = !name.value.is_empty()
+            && name.value.len() <= 63
+            && name
+                .value
+                .bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-');
+        if !ok {
+            self.cx.at_key("name", |cx| {
+                cx.error(
+                    name.pos,
+                    format!("`{}` must be 1-63 characters of [a-z0-9-]", name.value),
+                )
+            });
+        }
+        name.value.clone()
+    }
+
+    /// Registers a name in the shared namespace of zones, racks, nodes and devices.
+    fn claim_name(&mut self, name: &str, pos: Pos, what: &str) {
+        if let Some(first) = self.names.get(name) {
+            self.cx.error(
+                pos,
+                format!(
+                    "{what} name `{name}` is already used (line {}, column {}); zones, racks, \
+                     nodes and devices share one namespace",
+                    first.line, first.col
+                ),
+            );
+        } else {
+            self.names.insert(name.to_string(), pos);
+        }
+    }
+
+    fn positive(
+        &mut self,
+        field: &Option<Loc<SimDuration>>,
+        key: &str,
+        default: SimDuration,
+    ) -> SimDuration {
+        match field {
+            Some(d) if d.value == SimDuration::ZERO => {
+                self.cx
+                    .at_key(key, |cx| cx.error(d.pos, "must be more than 0"));
+                default
+            }
+            Some(d) => d.value,
+            None => default,
+        }
+    }
+
+    fn network(&mut self, raw: Option<&Loc<RawNetwork>>) -> Network {
+        let mut n = Network::default();
+        let Some(raw) = raw else { return n };
+        let r = &raw.value;
+        self.cx.at_key("network", |cx| {
+            let mut b = Builder {
+                cx,
+                names: BTreeMap::new(),
+            };
+            n.cni = val(&r.cni).unwrap_or(n.cni);
+            n.calico_backend = val(&r.calico_backend).unwrap_or(n.calico_backend);
+            n.datastore_delay = b.positive(&r.datastore_delay, "datastoreDelay", n.datastore_delay);
+            n.windows_use_single_network = val(&r.windows_use_single_network).unwrap_or(true);
+            if let Some(mtu) = &r.host_mtu {
+                if (576..=65535).contains(&mtu.value) {
+                    n.host_mtu = mtu.value;
+                } else {
+                    b.cx.at_key("hostMtu", |cx| {
+                        cx.error(mtu.pos, format!("{} is outside 576..=65535", mtu.value))
+                    });
+                }
+            }
+            if let Some(bgp) = &r.bgp {
+                b.cx.at_key("bgp", |cx| {
+                    let b = Builder {
+                        cx,
+                        names: BTreeMap::new(),
+                    };
+                    let g = &bgp.value;
+                    n.bgp.processing_delay =
+                        val(&g.processing_delay).unwrap_or(n.bgp.processing_delay);
+                    n.bgp.per_prefix_delay =
+                        val(&g.per_prefix_delay).unwrap_or(n.bgp.per_prefix_delay);
+                    n.bgp.bfd = match &g.bfd {
+                        None
+                        | Some(Loc {
+                            value: RawBfd::Enabled(false),
+                            ..
+                        }) => None,
+                        Some(Loc {
+                            value: RawBfd::Enabled(true),
+                            ..
+                        }) => Some(Bfd::DEFAULT),
+                        Some(Loc {
+                            value: RawBfd::Timers(t),
+                            pos,
+                        }) => b.cx.at_key("bfd", |cx| {
+                            let mut b = Builder {
+                                cx,
+                                names: BTreeMap::new(),
+                            };
+                            let interval =
+                                b.positive(&t.interval, "interval", Bfd::DEFAULT.interval);
+                            let multiplier = match &t.multiplier {
+                                Some(m) if !(1..=255).contains(&m.value) => {
+                                    b.cx.at_key("multiplier", |cx| {
+                                        cx.error(m.pos, format!("{} is outside 1..=255", m.value))
+                                    });
+                                    Bfd::DEFAULT.multiplier
+                                }
+                                Some(m) => m.value,
+                                None => Bfd::DEFAULT.multiplier,
+                            };
+                            let _ = pos;
+                            Some(Bfd {
+                                interval,
+                                multiplier,
+                            })
+                        }),
+                    };
+                });
+            }
+        });
+        n
+    }
+
+    fn topology(&mut self, raw: &RawTopology) -> Option<Topology> {
+        let fabric = self.fabric(raw.fabric.as_ref());
+        let mut topo = Topology::new(fabric);
+        let zones = self.require(&raw.zones, raw.pos, "zones")?;
+        if zones.value.is_empty() {
+            self.cx.at_key("zones", |cx| {
+                cx.error(zones.pos, "at least one zone is needed")
+            });
+        }
+        let mut node_ips: BTreeMap<IpAddr, (String, Pos)> = BTreeMap::new();
+        let mut subnets: Vec<(IpNet, String, Pos)> = Vec::new();
+        let mut total_nodes: u64 = 0;
+        let mut router_as: Vec<(u32, String, bool, Pos)> = Vec::new();
+        let mut generated = Vec::new();
+
+        self.cx.at_key("zones", |cx| {
+            let mut b = Builder {
+                cx,
+                names: std::mem::take(&mut self.names),
+            };
+            for (zi, zone) in zones.value.iter().enumerate() {
+                b.cx.at_index(zi, |cx| {
+                    let mut zb = Builder {
+                        cx,
+                        names: std::mem::take(&mut b.names),
+                    };
+                    let z = &zone.value;
+                    let name = zb
+                        .require(&z.name, z.pos, "name")
+                        .map(|n| n.value.clone())
+                        .unwrap_or_default();
+                    if let Some(n) = &z.name {
+                        zb.cx.at_key("name", |cx| {
+                            let mut nb = Builder {
+                                cx,
+                                names: std::mem::take(&mut zb.names),
+                            };
+                            nb.check_dns(&n.value, n.pos);
+                            nb.claim_name(&n.value, n.pos, "zone");
+                            zb.names = nb.names;
+                        });
+                    }
+                    let default_as = 65000 + 100 * (zi as u64 + 1);
+                    let zone_as =
+                        zb.as_number(&z.as_number, default_as, &name, &mut router_as, z.pos);
+                    let zid = topo.add_zone(&name, labels(&z.labels), zone_as);
+                    if let Some(racks) = &z.racks {
+                        zb.cx.at_key("racks", |cx| {
+                            let mut rb = Builder {
+                                cx,
+                                names: std::mem::take(&mut zb.names),
+                            };
+                            for (ri, rack) in racks.value.iter().enumerate() {
+                                rb.cx.at_index(ri, |cx| {
+                                    let mut b = Builder {
+                                        cx,
+                                        names: std::mem::take(&mut rb.names),
+                                    };
+                                    b.rack(
+                                        &mut topo,
+                                        zid,
+                                        zone_as,
+                                        ri,
+                                        &rack.value,
+                                        &mut subnets,
+                                        &mut node_ips,
+                                        &mut total_nodes,
+                                        &mut router_as,
+                                        &mut generated,
+                                    );
+                                    rb.names = b.names;
+                                });
+                            }
+                            zb.names = rb.names;
+                        });
+                    }
+                    b.names = zb.names;
+                });
+            }
+            self.names = b.names;
+        });
+
+        // Routers' loopbacks: core first, then spines in name order, from 100.127.0.1.
+        let mut routers: Vec<String> = Vec::new();
+        for z in &topo.zones {
+            for i in 1..=fabric.spines_per_zone {
+                routers.push(spine_name(&z.name, i));
+            }
+        }
+        routers.sort();
+        if topo.zones.len() >= 2 {
+            routers.insert(0, "core".to_string());
+        }
+        let mut loopbacks = BTreeMap::new();
+        for (i, name) in routers.iter().enumerate() {
+            let Ok(offset) = u32::try_from(i + 1) else {
+                break;
+            };
+            if offset >= 65535 {
+                self.cx.error(
+                    raw.pos,
+                    "more routers than 100.127.0.0/16 has loopback addresses",
+                );
+                break;
+            }
+            let base = u32::from(Ipv4Addr::new(100, 127, 0, 0));
+            loopbacks.insert(name.clone(), IpAddr::V4(Ipv4Addr::from(base + offset)));
+            self.claim_name(name, raw.pos, "device");
+        }
+        let core_as = 65000;
+        if topo.zones.len() >= 2 {
+            router_as.push((core_as, "core".to_string(), true, raw.pos));
+        }
+        if fabric.bgp {
+            self.check_default_as(&router_as);
+        }
+        topo.add_fabric(&loopbacks, core_as);
+        let _ = generated;
+        Some(topo)
+    }
+
+    fn fabric(&mut self, raw: Option<&Loc<RawFabric>>) -> Fabric {
+        let mut f = Fabric::default();
+        let Some(raw) = raw else { return f };
+        let r = &raw.value;
+        self.cx.at_key("fabric", |cx| {
+            let b = Builder {
+                cx,
+                names: BTreeMap::new(),
+            };
+            f.bgp = val(&r.bgp).unwrap_or(false);
+            if let Some(s) = &r.spines_per_zone {
+                if (1..=64).contains(&s.value) {
+                    f.spines_per_zone = s.value;
+                } else {
+                    b.cx.at_key("spinesPerZone", |cx| {
+                        cx.error(s.pos, format!("{} is outside 1..=64", s.value))
+                    });
+                }
+            }
+            if let Some(lat) = &r.latency {
+                b.cx.at_key("latency", |cx| {
+                    let mut b = Builder {
+                        cx,
+                        names: BTreeMap::new(),
+                    };
+                    let d = Latencies::default();
+                    f.latency = Latencies {
+                        access: b.positive(&lat.value.access, "access", d.access),
+                        fabric: b.positive(&lat.value.fabric, "fabric", d.fabric),
+                        inter_zone: b.positive(&lat.value.inter_zone, "interZone", d.inter_zone),
+                    };
+                });
+            }
+        });
+        f
+    }
+
+    fn check_dns(&mut self, name: &str, pos: Pos) {
+        if !is_dns_name(name) {
+            self.cx.error(
+                pos,
+                format!(
+                    "`{name}` is not a valid name: use lowercase letters, digits, `-` and `.`, \
+                     starting and ending with a letter or digit"
+                ),
+            );
+        }
+    }
+
+    /// An explicit AS number, or the default (recorded for the range and collision checks).
+    fn as_number(
+        &mut self,
+        field: &Option<Loc<u32>>,
+        default: u64,
+        owner: &str,
+        router_as: &mut Vec<(u32, String, bool, Pos)>,
+        parent: Pos,
+    ) -> u32 {
+        match field {
+            Some(a) => {
+                if a.value == 0 {
+                    self.cx
+                        .at_key("asNumber", |cx| cx.error(a.pos, "AS number 0 is reserved"));
+                }
+                router_as.push((a.value, owner.to_string(), false, a.pos));
+                a.value
+            }
+            None => {
+                let v = u32::try_from(default).unwrap_or(u32::MAX);
+                router_as.push((v, owner.to_string(), true, parent));
+                v
+            }
+        }
+    }
+
+    /// SPEC §2.1: a default AS outside 64512–65534, or colliding with another router's AS,
+    /// needs an explicit `asNumber`.
+    fn check_default_as(&mut self, router_as: &[(u32, String, bool, Pos)]) {
+        for (i, (asn, owner, defaulted, pos)) in router_as.iter().enumerate() {
+            if !defaulted {
+                continue;
+            }
+            if !(64512..=65534).contains(asn) {
+                self.cx.error(
+                    *pos,
+                    format!(
+                        "the default AS {asn} of `{owner}` is outside the private range \
+                         64512-65534; set `asNumber` explicitly"
+                    ),
+                );
+            } else if let Some((_, other, _, _)) = router_as
+                .iter()
+                .enumerate()
+                .find(|(j, (a, ..))| *j != i && a == asn)
+                .map(|(_, x)| x)
+            {
+                self.cx.error(
+                    *pos,
+                    format!(
+                        "the default AS {asn} of `{owner}` collides with `{other}`; set \
+                         `asNumber` explicitly"
+                    ),
+                );
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rack(
+        &mut self,
+        topo: &mut Topology,
+        zone: ZoneId,
+        zone_as: u32,
+        ri: usize,
+        r: &RawRack,
+        subnets: &mut Vec<(IpNet, String, Pos)>,
+        node_ips: &mut BTreeMap<IpAddr, (String, Pos)>,
+        total_nodes: &mut u64,
+        router_as: &mut Vec<(u32, String, bool, Pos)>,
+        generated: &mut Vec<String>,
+    ) {
+        let name = self
+            .require(&r.name, r.pos, "name")
+            .map(|n| n.value.clone())
+            .unwrap_or_default();
+        if let Some(n) = &r.name {
+            self.cx.at_key("name", |cx| {
+                let mut b = Builder {
+                    cx,
+                    names: BTreeMap::new(),
+                };
+                b.check_dns(&n.value, n.pos);
+            });
+            self.claim_name(&n.value, n.pos, "rack");
+            self.claim_name(&format!("tor-{}", n.value), n.pos, "device");
+        }
+        let Some(subnet) = self.require(&r.subnet, r.pos, "subnet") else {
+            return;
+        };
+        let net = subnet.value.0;
+        for (other, other_name, other_pos) in subnets.iter() {
+            if other.contains(&net.network()) || net.contains(&other.network()) {
+                self.cx.at_key("subnet", |cx| {
+                    cx.error(
+                        subnet.pos,
+                        format!(
+                            "{net} overlaps {other} of rack `{other_name}` (line {}, column {})",
+                            other_pos.line, other_pos.col
+                        ),
+                    )
+                });
+            }
+        }
+        subnets.push((net, name.clone(), subnet.pos));
+        let gateway = match &r.gateway {
+            Some(g) => {
+                if !net.contains(&g.value) {
+                    self.cx.at_key("gateway", |cx| {
+                        cx.error(
+                            g.pos,
+                            format!("{} is outside the rack subnet {net}", g.value),
+                        )
+                    });
+                }
+                g.value
+            }
+            None => match nth_host(net, 0) {
+                Some(ip) => ip,
+                None => {
+                    self.cx.at_key("subnet", |cx| {
+                        cx.error(
+                            subnet.pos,
+                            format!("{net} has no host address for the gateway"),
+                        )
+                    });
+                    return;
+                }
+            },
+        };
+        let tor_default = u64::from(zone_as) + 1 + ri as u64;
+        let tor_as = self.as_number(
+            &r.as_number,
+            tor_default,
+            &format!("tor-{name}"),
+            router_as,
+            r.pos,
+        );
+        let rack_labels = labels(&r.labels);
+        let rack_bgp_as = r.bgp.as_ref().and_then(|b| val(&b.value.as_number));
+        if let Some(bgp) = &r.bgp
+            && let Some(cid) = &bgp.value.route_reflector_cluster_id
+        {
+            self.cx.at_key("bgp", |cx| {
+                cx.at_key("routeReflectorClusterID", |cx| {
+                    cx.error(
+                        cid.pos,
+                        "set `routeReflectorClusterID` on the route reflector nodes, not on a rack",
+                    )
+                })
+            });
+        }
+        let rack = topo.add_rack(zone, &name, net, gateway, rack_labels.clone(), tor_as);
+        let Some(nodes) = &r.nodes else { return };
+
+        // Explicit addresses first, so generated ones skip them.
+        let mut taken: BTreeSet<IpAddr> = BTreeSet::from([gateway]);
+        for n in &nodes.value {
+            if let Some(ip) = &n.value.ip {
+                taken.insert(ip.value);
+            }
+        }
+        let mut cursor = AddressCursor::new(net, gateway);
+        self.cx.at_key("nodes", |cx| {
+            let mut b = Builder {
+                cx,
+                names: std::mem::take(&mut self.names),
+            };
+            for (ni, entry) in nodes.value.iter().enumerate() {
+                b.cx.at_index(ni, |cx| {
+                    let mut nb = Builder {
+                        cx,
+                        names: std::mem::take(&mut b.names),
+                    };
+                    nb.node_entry(
+                        topo,
+                        rack,
+                        &entry.value,
+                        rack_bgp_as,
+                        &mut taken,
+                        &mut cursor,
+                        node_ips,
+                        total_nodes,
+                        generated,
+                    );
+                    b.names = nb.names;
+                });
+            }
+            self.names = b.names;
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn node_entry(
+        &mut self,
+        topo: &mut Topology,
+        rack: RackId,
+        n: &RawNode,
+        rack_bgp_as: Option<u32>,
+        taken: &mut BTreeSet<IpAddr>,
+        cursor: &mut AddressCursor,
+        node_ips: &mut BTreeMap<IpAddr, (String, Pos)>,
+        total_nodes: &mut u64,
+        generated: &mut Vec<String>,
+    ) {
+        let names: Vec<(String, Pos)> = match (&n.name, &n.name_prefix, &n.count) {
+            (Some(name), None, None) => vec![(name.value.clone(), name.pos)],
+            (None, Some(prefix), Some(count)) => {
+                if count.value == 0 || u64::from(count.value) > LIMITS.max_nodes {
+                    self.cx.at_key("count", |cx| {
+                        cx.error(
+                            count.pos,
+                            format!("{} is outside 1..={}", count.value, LIMITS.max_nodes),
+                        )
+                    });
+                    return;
+                }
+                if let Some(ip) = &n.ip {
+                    self.cx.at_key("ip", |cx| {
+                        cx.error(ip.pos, "a generator gives each node the next free address; remove `ip` or list the nodes by name")
+                    });
+                }
+                if *total_nodes + u64::from(count.value) > LIMITS.max_nodes {
+                    self.cx.at_key("count", |cx| {
+                        cx.error(
+                            count.pos,
+                            format!(
+                                "the topology would have more than {} nodes",
+                                LIMITS.max_nodes
+                            ),
+                        )
+                    });
+                    return;
+                }
+                (1..=count.value)
+                    .map(|i| (format!("{}-{i}", prefix.value), prefix.pos))
+                    .collect()
+            }
+            (Some(_), Some(p), _) => {
+                self.cx.error(
+                    p.pos,
+                    "give either `name` or `namePrefix` with `count`, not both",
+                );
+                return;
+            }
+            (None, Some(p), None) => {
+                self.cx
+                    .error(p.pos, "a generator needs `count` with `namePrefix`");
+                return;
+            }
+            (_, None, Some(c)) => {
+                self.cx.error(c.pos, "`count` needs `namePrefix` (nodes `<namePrefix>-1` ... `<namePrefix>-<count>`)");
+                return;
+            }
+            (None, None, None) => {
+                self.cx.error(
+                    n.pos,
+                    "missing required field `name` (or `namePrefix` with `count`)",
+                );
+                return;
+            }
+        };
+        *total_nodes += names.len() as u64;
+        if *total_nodes > LIMITS.max_nodes {
+            self.cx.error(
+                n.pos,
+                format!(
+                    "the topology would have more than {} nodes",
+                    LIMITS.max_nodes
+                ),
+            );
+            return;
+        }
+        let os = val(&n.os).unwrap_or(Os::Linux);
+        let max_pods = match &n.max_pods {
+            Some(m) if m.value > LIMITS.max_pods_per_node => {
+                self.cx.at_key("maxPods", |cx| {
+                    cx.error(
+                        m.pos,
+                        format!("{} is outside 0..={}", m.value, LIMITS.max_pods_per_node),
+                    )
+                });
+                110
+            }
+            Some(m) => m.value,
+            None => 110,
+        };
+        let own_labels = labels(&n.labels);
+        let bgp_as = n
+            .bgp
+            .as_ref()
+            .and_then(|b| val(&b.value.as_number))
+            .or(rack_bgp_as);
+        if let Some(bgp) = &n.bgp
+            && let Some(a) = &bgp.value.as_number
+            && a.value == 0
+        {
+            self.cx.at_key("bgp", |cx| {
+                cx.at_key("asNumber", |cx| cx.error(a.pos, "AS number 0 is reserved"))
+            });
+        }
+        let cluster_id = match n
+            .bgp
+            .as_ref()
+            .and_then(|b| b.value.route_reflector_cluster_id.clone())
+        {
+            Some(Loc {
+                value: IpAddr::V4(v4),
+                ..
+            }) => Some(v4),
+            Some(Loc {
+                value: IpAddr::V6(_),
+                pos,
+            }) => {
+                self.cx.at_key("bgp", |cx| {
+                    cx.at_key("routeReflectorClusterID", |cx| {
+                        cx.error(
+                            pos,
+                            "a cluster ID is written as an IPv4 address, such as 244.0.0.1",
+                        )
+                    })
+                });
+                None
+            }
+            None => None,
+        };
+        let rack_ref = topo.racks[rack.index()].clone();
+        let zone_ref = topo.zones[rack_ref.zone.index()].clone();
+        let net = rack_ref.subnet;
+        let gateway = rack_ref.gateway;
+        for (name, pos) in names {
+            let key = if n.name.is_some() {
+                "name"
+            } else {
+                "namePrefix"
+            };
+            self.cx.at_key(key, |cx| {
+                let mut b = Builder {
+                    cx,
+                    names: BTreeMap::new(),
+                };
+                b.check_dns(&name, pos);
+            });
+            self.claim_name(&name, pos, "node");
+            let ip = match &n.ip {
+                Some(ip) if n.name.is_some() => {
+                    if !net.contains(&ip.value) {
+                        self.cx.at_key("ip", |cx| {
+                            cx.error(
+                                ip.pos,
+                                format!("{} is outside the rack subnet {net}", ip.value),
+                            )
+                        });
+                    } else if ip.value == gateway {
+                        self.cx.at_key("ip", |cx| {
+                            cx.error(
+                                ip.pos,
+                                format!("{} is the rack's gateway (the ToR's address)", ip.value),
+                            )
+                        });
+                    } else if ip.value == net.network()
+                        || (net.prefix_len() < net.max_prefix_len() - 1
+                            && ip.value == net.broadcast())
+                    {
+                        self.cx.at_key("ip", |cx| {
+                            cx.error(
+                                ip.pos,
+                                format!("{} is not a host address of {net}", ip.value),
+                            )
+                        });
+                    }
+                    ip.value
+                }
+                _ => {
+                    match cursor.next_free(taken) {
+                        Some(ip) => ip,
+                        None => {
+                            self.cx.error(pos, format!("the rack subnet {net} has no free address left for node `{name}`"));
+                            return;
+                        }
+                    }
+                }
+            };
+            taken.insert(ip);
+            if let Some((other, other_pos)) = node_ips.get(&ip) {
+                let at = n.ip.as_ref().map_or(pos, |l| l.pos);
+                self.cx.error(
+                    at,
+                    format!(
+                        "address {ip} is already node `{other}`'s (line {}, column {})",
+                        other_pos.line, other_pos.col
+                    ),
+                );
+            } else {
+                node_ips.insert(ip, (name.clone(), pos));
+            }
+            let mut labels = zone_ref.labels.clone();
+            labels.extend(rack_ref.labels.clone());
+            labels.extend(own_labels.clone());
+            labels.extend(automatic_labels(&name, os, &zone_ref.name, &rack_ref.name));
+            generated.push(name.clone());
+            let new = NewNode {
+                name,
+                ip,
+                os,
+                max_pods,
+                labels,
+                bgp: NodeBgp {
+                    as_number: bgp_as,
+                    route_reflector_cluster_id: cluster_id,
+                    ipv4_subnet: None,
+                },
+            };
+            topo.add_node(rack, new);
+        }
+    }
+
+    fn workloads(&mut self, raw: &[(String, Loc<RawWorkload>)], topo: &Topology) -> Vec<Workload> {
+        let mut out = Vec::new();
+        let mut seen: BTreeMap<(String, String), Pos> = BTreeMap::new();
+        let mut total: u64 = 0;
+        let node_count = topo.nodes.len() as u64;
+        for (path, w) in raw {
+            self.cx.with_path_prefix(path, |cx| {
+                let mut b = Builder { cx, names: BTreeMap::new() };
+                let r = &w.value;
+                let Some(name) = b.require(&r.name, r.pos, "name") else { return };
+                b.cx.at_key("name", |cx| {
+                    let mut b = Builder { cx, names: BTreeMap::new() };
+                    b.check_dns(&name.value, name.pos);
+                });
+                let namespace = val(&r.namespace).unwrap_or_else(|| "default".to_string());
+                let kind = val(&r.kind).unwrap_or(WorkloadKind::Deployment);
+                let replicas = match (kind, &r.replicas) {
+                    (WorkloadKind::DaemonSet, Some(rep)) => {
+                        b.cx.at_key("replicas", |cx| {
+                            cx.error(rep.pos, "a DaemonSet runs one pod on every eligible node; remove `replicas`")
+                        });
+                        0
+                    }
+                    (WorkloadKind::Pod, Some(rep)) if rep.value != 1 => {
+                        b.cx.at_key("replicas", |cx| cx.error(rep.pos, "a Pod is one pod; remove `replicas`"));
+                        1
+                    }
+                    (WorkloadKind::DaemonSet, None) => 0,
+                    (_, Some(rep)) => rep.value,
+                    (_, None) => 1,
+                };
+                total += if kind == WorkloadKind::DaemonSet { node_count } else { u64::from(replicas) };
+                if total > LIMITS.max_pods {
+                    let at = r.replicas.as_ref().map_or(r.pos, |l| l.pos);
+                    b.cx.error(at, format!("the workloads would create more than {} pods", LIMITS.max_pods));
+                }
+                let key = (namespace.clone(), name.value.clone());
+                if let Some(first) = seen.get(&key) {
+                    b.cx.at_key("name", |cx| {
+                        cx.error(
+                            name.pos,
+                            format!(
+                                "workload `{namespace}/{}` is already defined (line {}, column {})",
+                                name.value, first.line, first.col
+                            ),
+                        )
+                    });
+                    return;
+                }
+                seen.insert(key, name.pos);
+                out.push(Workload {
+                    name: name.value.clone(),
+                    namespace,
+                    kind,
+                    replicas,
+                    labels: labels(&r.labels),
+                    annotations: labels(&r.annotations),
+                    node_selector: labels(&r.node_selector),
+                });
+            });
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn events(
+        &mut self,
+        raw: &[(String, Loc<RawEvent>)],
+        topo: &Topology,
+        workloads: &[Workload],
+        resources: &[Resource],
+        applied: &mut Vec<Resource>,
+        _network: &Network,
+    ) -> Vec<ScheduledAction> {
+        // Play the events in time order (stable: same time keeps file order) so references
+        // to nodes added or deleted by earlier events resolve as they will at run time.
+        let mut order: Vec<usize> = (0..raw.len()).collect();
+        order.sort_by_key(|&i| {
+            raw[i]
+                .1
+                .value
+                .at
+                .as_ref()
+                .map_or(SimDuration::ZERO, |a| a.value)
+        });
+        let mut known: BTreeMap<String, bool> =
+            topo.nodes.iter().map(|n| (n.name.clone(), true)).collect();
+        let mut names: BTreeSet<String> = topo.devices.iter().map(|d| d.name.clone()).collect();
+        names.extend(topo.zones.iter().map(|z| z.name.clone()));
+        names.extend(topo.racks.iter().map(|r| r.name.clone()));
+        let mut rack_state: Vec<(BTreeSet<IpAddr>, AddressCursor)> = topo
+            .racks
+            .iter()
+            .map(|r| {
+                let mut taken: BTreeSet<IpAddr> =
+                    r.nodes.iter().map(|n| topo.node(*n).ip).collect();
+                taken.insert(r.gateway);
+                (taken, AddressCursor::new(r.subnet, r.gateway))
+            })
+            .collect();
+        let mut replicas: BTreeMap<(String, String), u64> = workloads
+            .iter()
+            .map(|w| ((w.namespace.clone(), w.name.clone()), u64::from(w.replicas)))
+            .collect();
+        let mut resource_keys: BTreeSet<(String, String)> = resources
+            .iter()
+            .map(|r| (r.kind.clone(), r.name.clone()))
+            .collect();
+        let mut total_nodes = topo.nodes.len() as u64;
+        let mut out = Vec::new();
+
+        for i in order {
+            let (path, ev) = &raw[i];
+            self.cx.with_path_prefix(path, |cx| {
+                let mut b = Builder { cx, names: BTreeMap::new() };
+                let e = &ev.value;
+                let Some(at) = b.require(&e.at, e.pos, "at") else { return };
+                let at = SimTime::ZERO + at.value;
+                let present: Vec<&str> = RawEvent::ACTIONS
+                    .iter()
+                    .copied()
+                    .filter(|k| event_has(e, k))
+                    .collect();
+                if present.len() != 1 {
+                    let msg = if present.is_empty() {
+                        format!("an event needs exactly one action: {}", RawEvent::ACTIONS.join(", "))
+                    } else {
+                        format!("an event has exactly one action; this one has {}", present.join(", "))
+                    };
+                    b.cx.error(e.pos, msg);
+                    return;
+                }
+                let node_ref = |b: &mut Builder, f: &Loc<String>, key: &str, known: &BTreeMap<String, bool>| -> Option<String> {
+                    match known.get(&f.value) {
+                        Some(true) => Some(f.value.clone()),
+                        Some(false) => {
+                            b.cx.at_key(key, |cx| cx.error(f.pos, format!("node `{}` was deleted by an earlier event", f.value)));
+                            None
+                        }
+                        None => {
+                            let hint = super::diag::nearest(&f.value, known.keys().map(String::as_str))
+                                .map(|n| format!("; did you mean `{n}`?"))
+                                .unwrap_or_default();
+                            b.cx.at_key(key, |cx| cx.error(f.pos, format!("no node named `{}`{hint}", f.value)));
+                            None
+                        }
+                    }
+                };
+                let action = if let Some(s) = &e.scale {
+                    b.cx.at_key("scale", |cx| {
+                        let mut b = Builder { cx, names: BTreeMap::new() };
+                        let s = &s.value;
+                        let w = b.require(&s.workload, s.pos, "workload")?;
+                        let rep = b.require(&s.replicas, s.pos, "replicas")?;
+                        let namespace = val(&s.namespace).unwrap_or_else(|| "default".to_string());
+                        let Some(wl) = workloads.iter().find(|x| x.name == w.value && x.namespace == namespace) else {
+                            b.cx.at_key("workload", |cx| cx.error(w.pos, format!("no workload `{namespace}/{}`", w.value)));
+                            return None;
+                        };
+                        if matches!(wl.kind, WorkloadKind::DaemonSet | WorkloadKind::Pod) {
+                            b.cx.at_key("workload", |cx| cx.error(w.pos, format!("a {} cannot be scaled", wl.kind)));
+                            return None;
+                        }
+                        replicas.insert((namespace.clone(), w.value.clone()), u64::from(rep.value));
+                        if replicas.values().sum::<u64>() > LIMITS.max_pods {
+                            b.cx.at_key("replicas", |cx| cx.error(rep.pos, format!("the workloads would have more than {} pods", LIMITS.max_pods)));
+                            return None;
+                        }
+                        Some(Action::Scale { workload: w.value.clone(), namespace, replicas: rep.value })
+                    })
+                } else if let Some(n) = &e.node_down {
+                    node_ref(&mut b, n, "nodeDown", &known).map(Action::NodeDown)
+                } else if let Some(n) = &e.node_up {
+                    node_ref(&mut b, n, "nodeUp", &known).map(Action::NodeUp)
+                } else if let Some(n) = &e.delete_node {
+                    let r = node_ref(&mut b, n, "deleteNode", &known);
+                    if let Some(name) = &r {
+                        known.insert(name.clone(), false);
+                    }
+                    r.map(Action::DeleteNode)
+                } else if let Some(add) = &e.add_nodes {
+                    b.cx.at_key("addNodes", |cx| {
+                        let mut b = Builder { cx, names: BTreeMap::new() };
+                        let a = &add.value;
+                        let rack = b.require(&a.rack, a.pos, "rack")?;
+                        let prefix = b.require(&a.name_prefix, a.pos, "namePrefix")?;
+                        let count = b.require(&a.count, a.pos, "count")?;
+                        let Some(ri) = topo.racks.iter().position(|r| r.name == rack.value) else {
+                            b.cx.at_key("rack", |cx| cx.error(rack.pos, format!("no rack named `{}`", rack.value)));
+                            return None;
+                        };
+                        total_nodes += u64::from(count.value);
+                        if count.value == 0 || total_nodes > LIMITS.max_nodes {
+                            b.cx.at_key("count", |cx| cx.error(count.pos, format!("{} is outside 1..={} (the cluster is limited to {} nodes)", count.value, LIMITS.max_nodes, LIMITS.max_nodes)));
+                            return None;
+                        }
+                        let r = &topo.racks[ri];
+                        let zone = &topo.zones[r.zone.index()];
+                        let os = val(&a.os).unwrap_or(Os::Linux);
+                        let bgp_as = a.bgp.as_ref().and_then(|x| val(&x.value.as_number));
+                        let (taken, cursor) = &mut rack_state[ri];
+                        let mut nodes = Vec::new();
+                        for k in 1..=count.value {
+                            let name = format!("{}-{k}", prefix.value);
+                            if !names.insert(name.clone()) {
+                                b.cx.at_key("namePrefix", |cx| cx.error(prefix.pos, format!("node `{name}` already exists")));
+                                return None;
+                            }
+                            let Some(ip) = cursor.next_free(taken) else {
+                                b.cx.at_key("count", |cx| cx.error(count.pos, format!("rack `{}` ({}) has no free address left for `{name}`", r.name, r.subnet)));
+                                return None;
+                            };
+                            taken.insert(ip);
+                            known.insert(name.clone(), true);
+                            let mut lbl = zone.labels.clone();
+                            lbl.extend(r.labels.clone());
+                            lbl.extend(labels(&a.labels));
+                            lbl.extend(automatic_labels(&name, os, &zone.name, &r.name));
+                            nodes.push(NewNode {
+                                name,
+                                ip,
+                                os,
+                                max_pods: val(&a.max_pods).unwrap_or(110),
+                                labels: lbl,
+                                bgp: NodeBgp { as_number: bgp_as, ..NodeBgp::default() },
+                            });
+                        }
+                        Some(Action::AddNodes(AddNodes { rack: RackId(ri as u32), nodes }))
+                    })
+                } else if let Some(l) = e.link_down.as_ref().or(e.link_up.as_ref()) {
+                    let key = if e.link_down.is_some() { "linkDown" } else { "linkUp" };
+                    b.cx.at_key(key, |cx| {
+                        if l.value.len() != 2 {
+                            cx.error(l.pos, format!("a link is named by its two devices, [a, b]; found {} names", l.value.len()));
+                            return None;
+                        }
+                        let mut ids = Vec::new();
+                        for (k, end) in l.value.iter().enumerate() {
+                            match topo.device_by_name(&end.value) {
+                                Some(d) => ids.push(d),
+                                None if known.contains_key(&end.value) => {
+                                    cx.at_index(k, |cx| cx.error(end.pos, format!("`{}` is added by an event; links of added nodes cannot be cut", end.value)));
+                                }
+                                None => {
+                                    let hint = super::diag::nearest(&end.value, topo.devices.iter().map(|d| d.name.as_str()))
+                                        .map(|n| format!("; did you mean `{n}`?"))
+                                        .unwrap_or_default();
+                                    cx.at_index(k, |cx| cx.error(end.pos, format!("no device named `{}`{hint}", end.value)));
+                                }
+                            }
+                        }
+                        if ids.len() != 2 {
+                            return None;
+                        }
+                        if topo.link_between(ids[0], ids[1]).is_none() {
+                            cx.error(l.pos, format!("there is no link between `{}` and `{}`", l.value[0].value, l.value[1].value));
+                            return None;
+                        }
+                        let (a, z) = (l.value[0].value.clone(), l.value[1].value.clone());
+                        Some(if key == "linkDown" { Action::LinkDown(a, z) } else { Action::LinkUp(a, z) })
+                    })
+                } else if let Some(d) = &e.delete_pods {
+                    b.cx.at_key("deletePods", |cx| {
+                        let d = &d.value;
+                        let namespace = val(&d.namespace).unwrap_or_else(|| "default".to_string());
+                        match (&d.workload, &d.pod) {
+                            (Some(w), None) => {
+                                if !workloads.iter().any(|x| x.name == w.value && x.namespace == namespace) {
+                                    cx.at_key("workload", |cx| cx.error(w.pos, format!("no workload `{namespace}/{}`", w.value)));
+                                    return None;
+                                }
+                                let count = d.count.as_ref().map_or(u32::MAX, |c| c.value);
+                                Some(Action::DeletePods(DeletePods::Workload { workload: w.value.clone(), namespace, count }))
+                            }
+                            (None, Some(p)) => {
+                                if d.count.is_some() {
+                                    cx.error(d.pos, "`count` goes with `workload`, not with `pod`");
+                                }
+                                if !pod_could_exist(&p.value, workloads, &known) {
+                                    cx.at_key("pod", |cx| cx.error(p.pos, format!("no workload creates a pod named `{}`", p.value)));
+                                    return None;
+                                }
+                                Some(Action::DeletePods(DeletePods::Pod(p.value.clone())))
+                            }
+                            _ => {
+                                cx.error(d.pos, "give `workload` (with an optional `count`) or `pod`");
+                                None
+                            }
+                        }
+                    })
+                } else if let Some(a) = &e.apply {
+                    let resource = b.cx.at_key("apply", |cx| Resource::from_node(&a.value.0, cx));
+                    resource.map(|r| {
+                        resource_keys.insert((r.kind.clone(), r.name.clone()));
+                        applied.push(r);
+                        Action::Apply { resource: applied.len() - 1 }
+                    })
+                } else if let Some(d) = &e.delete {
+                    b.cx.at_key("delete", |cx| {
+                        let mut b = Builder { cx, names: BTreeMap::new() };
+                        let kind = b.require(&d.value.kind, d.value.pos, "kind")?;
+                        let name = b.require(&d.value.name, d.value.pos, "name")?;
+                        if !resource_keys.remove(&(kind.value.clone(), name.value.clone())) {
+                            b.cx.error(d.pos, format!("no {} named `{}` is defined at this time", kind.value, name.value));
+                            return None;
+                        }
+                        Some(Action::Delete { kind: kind.value.clone(), name: name.value.clone() })
+                    })
+                } else {
+                    None
+                };
+                if let Some(action) = action {
+                    out.push(ScheduledAction { at, action });
+                }
+            });
+        }
+        out
+    }
+
+    fn expectations(
+        &mut self,
+        raw: &[(String, Loc<RawExpectation>)],
+        workloads: &[Workload],
+        pool_names: &BTreeSet<String>,
+    ) -> Vec<Expectation> {
+        let mut out = Vec::new();
+        for (i, (path, ex)) in raw.iter().enumerate() {
+            self.cx.with_path_prefix(path, |cx| {
+                let mut b = Builder {
+                    cx,
+                    names: std::mem::take(&mut self.names),
+                };
+                if let Some(check) = b.check(&ex.value, workloads, pool_names) {
+                    let name = match &ex.value.name {
+                        Some(n) => n.value.clone(),
+                        None => format!("{} #{} {}", check.kind(), i + 1, check.summary()),
+                    };
+                    let at = ex.value.at.as_ref().map(|a| SimTime::ZERO + a.value);
+                    out.push(Expectation { name, at, check });
+                }
+                self.names = b.names;
+            });
+        }
+        out
+    }
+
+    fn check(
+        &mut self,
+        e: &RawExpectation,
+        workloads: &[Workload],
+        pools: &BTreeSet<String>,
+    ) -> Option<Check> {
+        let present: Vec<&str> = RawExpectation::KINDS
+            .iter()
+            .copied()
+            .filter(|k| expectation_has(e, k))
+            .collect();
+        if present.len() != 1 {
+            let msg = if present.is_empty() {
+                format!(
+                    "an expectation needs exactly one kind: {}",
+                    RawExpectation::KINDS.join(", ")
+                )
+            } else {
+                format!(
+                    "an expectation has exactly one kind; this one has {}",
+                    present.join(", ")
+                )
+            };
+            self.cx.error(e.pos, msg);
+            return None;
+        }
+        let known_nodes: BTreeMap<String, bool> =
+            self.names.keys().map(|n| (n.clone(), true)).collect();
+        let kind = present[0];
+        self.cx.at_key(kind, |cx| {
+            let mut b = Builder {
+                cx,
+                names: BTreeMap::new(),
+            };
+            b.check_kind(e, kind, workloads, pools, &known_nodes)
+        })
+    }
+
+    fn check_kind(
+        &mut self,
+        e: &RawExpectation,
+        kind: &str,
+        workloads: &[Workload],
+        pools: &BTreeSet<String>,
+        devices: &BTreeMap<String, bool>,
+    ) -> Option<Check> {
+        let pod_ref = |b: &mut Builder, key: &str, p: &Loc<String>| {
+            if !pod_could_exist(&p.value, workloads, devices) {
+                b.cx.at_key(key, |cx| {
+                    cx.error(
+                        p.pos,
+                        format!("no workload creates a pod named `{}`", p.value),
+                    )
+                });
+            }
+        };
+        let device_ref = |b: &mut Builder, key: &str, d: &Loc<String>| {
+            if !devices.contains_key(&d.value) {
+                let hint = super::diag::nearest(&d.value, devices.keys().map(String::as_str))
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                b.cx.at_key(key, |cx| {
+                    cx.error(
+                        d.pos,
+                        format!("no node or device named `{}`{hint}", d.value),
+                    )
+                });
+            }
+        };
+        let pool_ref = |b: &mut Builder, key: &str, p: &Loc<String>| {
+            if !pools.contains(&p.value) {
+                b.cx.at_key(key, |cx| {
+                    cx.error(p.pos, format!("no pool named `{}`", p.value))
+                });
+            }
+        };
+        let pod_set = |b: &mut Builder, key: &str, s: &Loc<PodSet>| match &s.value {
+            PodSet::Pod(p) => pod_ref(b, key, &Loc::new(p.clone(), s.pos)),
+            PodSet::Workload { name, namespace } => {
+                let ns = namespace.as_deref().unwrap_or("default");
+                if !workloads
+                    .iter()
+                    .any(|w| &w.name == name && w.namespace == ns)
+                {
+                    b.cx.at_key(key, |cx| {
+                        cx.error(s.pos, format!("no workload `{ns}/{name}`"))
+                    });
+                }
+            }
+            PodSet::Node(n) => device_ref(b, key, &Loc::new(n.clone(), s.pos)),
+            PodSet::All | PodSet::Namespace(_) => {}
+        };
+        Some(match kind {
+            "pod" => {
+                let p = &e.pod.as_ref()?.value;
+                let name = self.require(&p.name, p.pos, "name")?;
+                pod_ref(self, "name", name);
+                if let Some(n) = &p.node {
+                    device_ref(self, "node", n);
+                }
+                if let Some(pl) = &p.pool {
+                    pool_ref(self, "pool", pl);
+                }
+                Check::Pod {
+                    name: name.value.clone(),
+                    ip: val(&p.ip),
+                    in_cidr: val(&p.in_cidr).map(|c| c.0),
+                    node: val(&p.node),
+                    pool: val(&p.pool),
+                    borrowed: val(&p.borrowed),
+                    status: val(&p.status),
+                }
+            }
+            "pods" => {
+                let p = &e.pods.as_ref()?.value;
+                let of = self.require(&p.of, p.pos, "of")?;
+                pod_set(self, "of", of);
+                Check::Pods {
+                    of: of.value.clone(),
+                    running: val(&p.running),
+                    pending: val(&p.pending),
+                    unknown: val(&p.unknown),
+                }
+            }
+            "pool" => {
+                let p = &e.pool.as_ref()?.value;
+                let name = self.require(&p.name, p.pos, "name")?;
+                pool_ref(self, "name", name);
+                Check::Pool {
+                    name: name.value.clone(),
+                    allocated: val(&p.allocated),
+                    blocks: val(&p.blocks),
+                    free: val(&p.free),
+                    reserved: val(&p.reserved),
+                }
+            }
+            "node" => {
+                let n = &e.node.as_ref()?.value;
+                let name = self.require(&n.name, n.pos, "name")?;
+                if name.value != "*" {
+                    device_ref(self, "name", name);
+                }
+                Check::Node {
+                    name: name.value.clone(),
+                    blocks: val(&n.blocks),
+                    borrowed_ips: val(&n.borrowed_ips),
+                    rib_routes: val(&n.rib_routes),
+                    fib_routes: val(&n.fib_routes),
+                }
+            }
+            "block" => {
+                let bl = &e.block.as_ref()?.value;
+                let cidr = self.require(&bl.cidr, bl.pos, "cidr")?;
+                if let Some(a) = &bl.affinity
+                    && a.value != "none"
+                {
+                    device_ref(self, "affinity", a);
+                }
+                Check::Block {
+                    cidr: cidr.value.0,
+                    affinity: val(&bl.affinity),
+                    allocated: val(&bl.allocated),
+                }
+            }
+            "route" => {
+                let r = &e.route.as_ref()?.value;
+                let node = self.require(&r.node, r.pos, "node")?;
+                let prefix = self.require(&r.prefix, r.pos, "prefix")?;
+                device_ref(self, "node", node);
+                if let Some(nh) = &r.next_hop
+                    && !matches!(nh.value.as_str(), "blackhole" | "local")
+                {
+                    device_ref(self, "nextHop", nh);
+                }
+                Check::Route {
+                    node: node.value.clone(),
+                    prefix: prefix.value.0,
+                    next_hop: val(&r.next_hop),
+                    present: val(&r.present).unwrap_or(true),
+                    table: val(&r.table).unwrap_or(RouteTable::Fib),
+                }
+            }
+            "reachable" | "unreachable" => {
+                let pair = if kind == "reachable" {
+                    &e.reachable
+                } else {
+                    &e.unreachable
+                };
+                let p = &pair.as_ref()?.value;
+                let from = self.require(&p.from, p.pos, "from")?;
+                let to = self.require(&p.to, p.pos, "to")?;
+                pod_set(self, "from", from);
+                pod_set(self, "to", to);
+                if kind == "reachable" {
+                    if let Some(r) = &p.reason {
+                        self.cx.at_key("reason", |cx| {
+                            cx.error(r.pos, "`reason` belongs to `unreachable`")
+                        });
+                    }
+                    Check::Reachable {
+                        from: from.value.clone(),
+                        to: to.value.clone(),
+                    }
+                } else {
+                    Check::Unreachable {
+                        from: from.value.clone(),
+                        to: to.value.clone(),
+                        reason: val(&p.reason),
+                    }
+                }
+            }
+            "path" => {
+                let p = &e.path.as_ref()?.value;
+                let from = self.require(&p.from, p.pos, "from")?;
+                let to = self.require(&p.to, p.pos, "to")?;
+                if let Some(via) = &p.via {
+                    self.cx.at_key("via", |cx| {
+                        let b = Builder {
+                            cx,
+                            names: BTreeMap::new(),
+                        };
+                        for (k, hop) in via.value.iter().enumerate() {
+                            b.cx.at_index(k, |cx| {
+                                let mut b = Builder {
+                                    cx,
+                                    names: BTreeMap::new(),
+                                };
+                                device_ref(&mut b, "", hop)
+                            });
+                        }
+                    });
+                }
+                Check::Path {
+                    from: from.value.clone(),
+                    to: to.value.clone(),
+                    via: p
+                        .via
+                        .as_ref()
+                        .map(|v| v.value.iter().map(|h| h.value.clone()).collect()),
+                    encapsulation: val(&p.encapsulation),
+                }
+            }
+            "bgp" => {
+                let g = &e.bgp.as_ref()?.value;
+                Check::Bgp {
+                    sessions_established: val(&g.sessions_established),
+                    converged_within: val(&g.converged_within),
+                    updates: val(&g.updates),
+                }
+            }
+            _ => Check::AllocationFailures(val(&e.allocation_failures)?),
+        })
+    }
+}
+
+/// Whether a pod of that name (`name` or `namespace/name`) can exist given the workloads.
+fn pod_could_exist(pod: &str, workloads: &[Workload], nodes: &BTreeMap<String, bool>) -> bool {
+    let (ns, name) = match pod.split_once('/') {
+        Some((ns, name)) => (Some(ns), name),
+        None => (None, pod),
+    };
+    let is_node = |n: &str| nodes.contains_key(n);
+    workloads
+        .iter()
+        .filter(|w| ns.is_none_or(|ns| w.namespace == ns))
+        .any(|w| w.could_own(name, &is_node))
+}
+
+fn event_has(e: &RawEvent, key: &str) -> bool {
+    match key {
+        "scale" => e.scale.is_some(),
+        "nodeDown" => e.node_down.is_some(),
+        "nodeUp" => e.node_up.is_some(),
+        "deleteNode" => e.delete_node.is_some(),
+        "addNodes" => e.add_nodes.is_some(),
+        "linkDown" => e.link_down.is_some(),
+        "linkUp" => e.link_up.is_some(),
+        "deletePods" => e.delete_pods.is_some(),
+        "apply" => e.apply.is_some(),
+        "delete" => e.delete.is_some(),
+        _ => false,
+    }
+}
+
+fn expectation_has(e: &RawExpectation, key: &str) -> bool {
+    match key {
+        "pod" => e.pod.is_some(),
+        "pods" => e.pods.is_some(),
+        "pool" => e.pool.is_some(),
+        "node" => e.node.is_some(),
+        "block" => e.block.is_some(),
+        "route" => e.route.is_some(),
+        "reachable" => e.reachable.is_some(),
+        "unreachable" => e.unreachable.is_some(),
+        "path" => e.path.is_some(),
+        "bgp" => e.bgp.is_some(),
+        "allocationFailures" => e.allocation_failures.is_some(),
+        _ => false,
+    }
+}
+
+/// The labels Kubernetes and podnet put on every node; they win over inherited labels.
+fn automatic_labels(name: &str, os: Os, zone: &str, rack: &str) -> Labels {
+    Labels::from([
+        ("kubernetes.io/hostname".to_string(), name.to_string()),
+        ("kubernetes.io/os".to_string(), os.as_str().to_string()),
+        ("topology.kubernetes.io/zone".to_string(), zone.to_string()),
+        ("podnet.io/rack".to_string(), rack.to_string()),
+    ])
+}
+
+/// The `n`-th host address of a subnet (0 = the first after the network address).
+fn nth_host(net: IpNet, n: u128) -> Option<IpAddr> {
+    let (base, max) = match net {
+        IpNet::V4(v4) => (
+            u128::from(u32::from(v4.network())),
+            u128::from(u32::from(v4.broadcast())),
+        ),
+        IpNet::V6(v6) => (u128::from(v6.network()), u128::from(v6.broadcast())),
+    };
+    let candidate = base.checked_add(1)?.checked_add(n)?;
+    // The broadcast address (IPv4) is not a host address except on /31 and /32.
+    let last = if matches!(net, IpNet::V4(_)) && net.prefix_len() < 31 {
+        max - 1
+    } else {
+        max
+    };
+    if candidate > last {
+        return None;
+    }
+    Some(match net {
+        IpNet::V4(_) => IpAddr::V4(Ipv4Addr::from(u32::try_from(candidate).ok()?)),
+        IpNet::V6(_) => IpAddr::V6(std::net::Ipv6Addr::from(candidate)),
+    })
+}
+
+/// Hands out a rack's default node addresses: the next free host after the gateway.
+#[derive(Clone, Debug)]
+struct AddressCursor {
+    net: IpNet,
+    next: u128,
+}
+
+impl AddressCursor {
+    fn new(net: IpNet, gateway: IpAddr) -> AddressCursor {
+        let base = match net {
+            IpNet::V4(v4) => u128::from(u32::from(v4.network())),
+            IpNet::V6(v6) => u128::from(v6.network()),
+        };
+        let gw = match gateway {
+            IpAddr::V4(v4) => u128::from(u32::from(v4)),
+            IpAddr::V6(v6) => u128::from(v6),
+        };
+        // Host index of the gateway; start just after it.
+        let next = gw.saturating_sub(base);
+        AddressCursor { net, next }
+    }
+
+    fn next_free(&mut self, taken: &BTreeSet<IpAddr>) -> Option<IpAddr> {
+        loop {
+            let ip = nth_host(self.net, self.next)?;
+            self.next += 1;
+            if !taken.contains(&ip) {
+                return Some(ip);
+            }
+        }
+    }
+}

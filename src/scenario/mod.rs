@@ -1,0 +1,421 @@
+//! Scenario files: reading, decoding and validating them into a [`Scenario`] (SPEC §2).
+//!
+//! The pipeline is YAML text → located tree (`yaml`) → raw types that mirror the YAML
+//! (`raw`, via `decode`) → the validated model (`build`). Every stage collects its problems
+//! as [`Diagnostic`]s with file, line, column and field path instead of stopping, so one call
+//! reports everything wrong with a scenario.
+//!
+//! This is the only module that parses input and the only one that reads files other than
+//! the CLI; the YAML crate is used nowhere else. Reading is bounded by [`LIMITS`].
+
+pub mod build;
+pub mod decode;
+pub mod diag;
+pub mod duration;
+pub mod raw;
+pub mod resource;
+pub mod yaml;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+pub use diag::{Diagnostic, Diagnostics, SourceMap};
+pub use resource::Resource;
+
+use crate::model::action::ScheduledAction;
+use crate::model::expect::Expectation;
+use crate::model::network::{Network, Profile};
+use crate::model::time::SimTime;
+use crate::model::topology::Topology;
+use crate::model::workload::Workload;
+use decode::{Cx, Decode, Loc};
+use diag::{FileId, Pos};
+use raw::{RawFragment, RawScenario};
+use yaml::Limits;
+
+/// The limits on input that keep podnet's time and memory bounded (documented in README).
+#[derive(Clone, Copy, Debug)]
+pub struct InputLimits {
+    pub yaml: Limits,
+    /// Bytes read across the scenario, its includes and manifests.
+    pub max_total_bytes: usize,
+    /// Files read for one scenario (includes and manifests).
+    pub max_files: usize,
+    /// Nodes in the cluster, counting generators and `addNodes`.
+    pub max_nodes: u64,
+    /// Pods the workloads may ask for at any time.
+    pub max_pods: u64,
+    pub max_pods_per_node: u32,
+}
+
+pub const LIMITS: InputLimits = InputLimits {
+    yaml: Limits::DEFAULT,
+    max_total_bytes: 64 * 1024 * 1024,
+    max_files: 1_000,
+    max_nodes: 100_000,
+    max_pods: 2_000_000,
+    max_pods_per_node: 10_000,
+};
+
+/// A validated scenario, ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    /// Stop at this time; `None`: when no event is left.
+    pub until: Option<SimTime>,
+    pub profile: Profile,
+    pub network: Network,
+    pub topology: Topology,
+    /// Resources present from the start, in file order (includes and manifests appended).
+    pub resources: Vec<Resource>,
+    /// Resources applied by events, indexed by `Action::Apply`.
+    pub applied: Vec<Resource>,
+    pub workloads: Vec<Workload>,
+    /// Scenario events in the order they happen (time, then file order).
+    pub actions: Vec<ScheduledAction>,
+    pub expectations: Vec<Expectation>,
+    /// Problems that did not stop loading.
+    pub warnings: Vec<Diagnostic>,
+    /// The files read, to name them in messages.
+    pub sources: SourceMap,
+}
+
+impl Scenario {
+    /// The warnings rendered as `FILE:LINE:COL: path: warning: message`.
+    pub fn warning_lines(&self) -> Vec<String> {
+        self.warnings
+            .iter()
+            .map(|w| w.display(&self.sources).to_string())
+            .collect()
+    }
+}
+
+/// Loads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, Diagnostics> {
+    let mut loader = Loader::default();
+    let text = loader.read(path, None);
+    loader.finish(path, text)
+}
+
+/// Loads a scenario from text; `name` is shown in messages and includes are resolved
+/// relative to the current directory (or to `name`'s folder if it has one).
+pub fn load_str(name: &str, text: &str) -> Result<Scenario, Diagnostics> {
+    let mut loader = Loader::default();
+    let path = Path::new(name);
+    loader.sources.add(path);
+    loader.stack.push(path.to_path_buf());
+    loader.finish(path, Some((FileId(0), text.to_string())))
+}
+
+#[derive(Default)]
+struct Loader {
+    sources: SourceMap,
+    cx: Cx,
+    total_bytes: usize,
+    /// The chain of files being included, for cycle detection.
+    stack: Vec<PathBuf>,
+}
+
+impl Loader {
+    /// Reads a file, reporting problems at `from` (the `include:` entry that named it) or at
+    /// the file itself. Returns its id and text.
+    fn read(&mut self, path: &Path, from: Option<Pos>) -> Option<(FileId, String)> {
+        let file = self.sources.add(path);
+        let at = from.unwrap_or(Pos::new(file, 1, 1));
+        if self.sources.len() > LIMITS.max_files {
+            self.cx.error(
+                at,
+                format!(
+                    "more than {} files are read for this scenario",
+                    LIMITS.max_files
+                ),
+            );
+            return None;
+        }
+        let size = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                self.cx
+                    .error(at, format!("`{}` is a folder, not a file", path.display()));
+                return None;
+            }
+            Ok(m) => m.len(),
+            Err(e) => {
+                self.cx.error(
+                    at,
+                    format!("cannot read `{}`: {}", path.display(), io_reason(&e)),
+                );
+                return None;
+            }
+        };
+        let limit = LIMITS.yaml.max_file_bytes as u64;
+        if size > limit {
+            self.cx.error(
+                at,
+                format!(
+                    "`{}` is {size} bytes, more than the limit of {limit} bytes",
+                    path.display()
+                ),
+            );
+            return None;
+        }
+        self.total_bytes = self.total_bytes.saturating_add(size as usize);
+        if self.total_bytes > LIMITS.max_total_bytes {
+            self.cx.error(
+                at,
+                format!(
+                    "the scenario's files add up to more than {} bytes",
+                    LIMITS.max_total_bytes
+                ),
+            );
+            return None;
+        }
+        match std::fs::read(path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => {
+                    self.stack.push(path.to_path_buf());
+                    Some((file, text))
+                }
+                Err(_) => {
+                    self.cx
+                        .error(at, format!("`{}` is not UTF-8 text", path.display()));
+                    None
+                }
+            },
+            Err(e) => {
+                self.cx.error(
+                    at,
+                    format!("cannot read `{}`: {}", path.display(), io_reason(&e)),
+                );
+                None
+            }
+        }
+    }
+
+    fn finish(
+        mut self,
+        path: &Path,
+        text: Option<(FileId, String)>,
+    ) -> Result<Scenario, Diagnostics> {
+        let scenario = text.and_then(|(file, text)| self.scenario(path, file, &text));
+        let mut items = std::mem::take(&mut self.cx.diagnostics);
+        items.sort_by(|a, b| a.pos.cmp(&b.pos).then_with(|| a.path.cmp(&b.path)));
+        items.dedup();
+        match scenario {
+            Some(mut s) if !items.iter().any(Diagnostic::is_error) => {
+                s.warnings = items;
+                s.sources = self.sources;
+                Ok(s)
+            }
+            _ => Err(Diagnostics {
+                sources: self.sources,
+                items,
+            }),
+        }
+    }
+
+    fn scenario(&mut self, path: &Path, file: FileId, text: &str) -> Option<Scenario> {
+        let root = match yaml::parse_single(text, file, LIMITS.yaml) {
+            Ok(node) => node,
+            Err(d) => {
+                self.cx.diagnostics.push(d);
+                return None;
+            }
+        };
+        let raw = RawScenario::decode(&root, &mut self.cx)?;
+        let mut g = build::Gathered {
+            raw: RawScenario::default(),
+            resources: Vec::new(),
+            workloads: Vec::new(),
+            events: Vec::new(),
+            expect: Vec::new(),
+        };
+        self.collect(
+            &mut g,
+            "",
+            &raw.resources,
+            &raw.workloads,
+            &raw.events,
+            &raw.expect,
+        );
+        if let Some(manifests) = &raw.manifests {
+            self.manifests(path, manifests, &mut g);
+        }
+        if let Some(include) = &raw.include {
+            self.includes(path, include, &mut g);
+        }
+        g.raw = raw;
+        build::build(g, &mut self.cx)
+    }
+
+    /// Appends one file's lists, each entry with its field path.
+    fn collect(
+        &mut self,
+        g: &mut build::Gathered,
+        prefix: &str,
+        resources: &Option<Loc<Vec<Loc<decode::AnyNode>>>>,
+        workloads: &Option<Loc<Vec<Loc<raw::RawWorkload>>>>,
+        events: &Option<Loc<Vec<Loc<raw::RawEvent>>>>,
+        expect: &Option<Loc<Vec<Loc<raw::RawExpectation>>>>,
+    ) {
+        let _ = prefix;
+        if let Some(list) = resources {
+            for (i, r) in list.value.iter().enumerate() {
+                self.cx.with_path_prefix("resources", |cx| {
+                    cx.at_index(i, |cx| resource::unwrap(&r.value.0, cx, &mut g.resources))
+                });
+            }
+        }
+        if let Some(list) = workloads {
+            g.workloads.extend(
+                list.value
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| (format!("workloads[{i}]"), w.clone())),
+            );
+        }
+        if let Some(list) = events {
+            g.events.extend(
+                list.value
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| (format!("events[{i}]"), e.clone())),
+            );
+        }
+        if let Some(list) = expect {
+            g.expect.extend(
+                list.value
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| (format!("expect[{i}]"), e.clone())),
+            );
+        }
+    }
+
+    fn includes(&mut self, from: &Path, include: &Loc<Vec<Loc<String>>>, g: &mut build::Gathered) {
+        let base = from.parent().unwrap_or(Path::new(""));
+        for (i, entry) in include.value.iter().enumerate() {
+            let path = base.join(&entry.value);
+            let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            let cycle = self
+                .stack
+                .iter()
+                .any(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) == canonical);
+            if cycle {
+                let chain: Vec<String> =
+                    self.stack.iter().map(|p| p.display().to_string()).collect();
+                self.cx.with_path_prefix("include", |cx| {
+                    cx.at_index(i, |cx| {
+                        cx.error(
+                            entry.pos,
+                            format!(
+                                "include cycle: {} -> {}",
+                                chain.join(" -> "),
+                                path.display()
+                            ),
+                        )
+                    })
+                });
+                continue;
+            }
+            let Some((file, text)) = self.read(&path, Some(entry.pos)) else {
+                continue;
+            };
+            match yaml::parse_single(&text, file, LIMITS.yaml) {
+                Ok(root) => {
+                    if let Some(frag) = self
+                        .cx
+                        .with_path_prefix("", |cx| RawFragment::decode(&root, cx))
+                    {
+                        self.collect(
+                            g,
+                            "",
+                            &frag.resources,
+                            &frag.workloads,
+                            &frag.events,
+                            &frag.expect,
+                        );
+                        if let Some(nested) = &frag.include {
+                            self.includes(&path, nested, g);
+                        }
+                    }
+                }
+                Err(d) => self.cx.diagnostics.push(d),
+            }
+            self.stack.pop();
+        }
+    }
+
+    /// `manifests:` files and folders, every document read as `kubectl apply -f` would.
+    fn manifests(
+        &mut self,
+        from: &Path,
+        manifests: &Loc<Vec<Loc<String>>>,
+        g: &mut build::Gathered,
+    ) {
+        let base = from.parent().unwrap_or(Path::new(""));
+        for (i, entry) in manifests.value.iter().enumerate() {
+            let path = base.join(&entry.value);
+            let files = if path.is_dir() {
+                match manifest_files(&path) {
+                    Ok(files) => files,
+                    Err(e) => {
+                        self.cx.with_path_prefix("manifests", |cx| {
+                            cx.at_index(i, |cx| {
+                                cx.error(
+                                    entry.pos,
+                                    format!(
+                                        "cannot read folder `{}`: {}",
+                                        path.display(),
+                                        io_reason(&e)
+                                    ),
+                                )
+                            })
+                        });
+                        continue;
+                    }
+                }
+            } else {
+                vec![path]
+            };
+            for file_path in files {
+                let Some((file, text)) = self.read(&file_path, Some(entry.pos)) else {
+                    continue;
+                };
+                self.stack.pop();
+                match yaml::parse_documents(&text, file, LIMITS.yaml) {
+                    Ok(docs) => {
+                        for doc in &docs {
+                            self.cx.with_path_prefix("", |cx| {
+                                resource::unwrap(doc, cx, &mut g.resources)
+                            });
+                        }
+                    }
+                    Err(d) => self.cx.diagnostics.push(d),
+                }
+            }
+        }
+    }
+}
+
+/// The `*.yaml` and `*.yml` files of a folder, in name order.
+fn manifest_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: BTreeSet<PathBuf> = BTreeSet::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let is_yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        if is_yaml && path.is_file() {
+            files.insert(path);
+        }
+    }
+    Ok(files.into_iter().collect())
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}

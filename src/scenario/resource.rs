@@ -1,0 +1,198 @@
+//! Kubernetes-style resources (`apiVersion`, `kind`, `metadata`, `spec`) as located trees.
+//!
+//! The foundation keeps a resource's body as its located YAML tree so that the layers that
+//! model a kind (IPAM, BGP) decode its `spec` later with positions pointing into the file the
+//! manifest came from. Here: the envelope is checked (apiVersion, kind, metadata.name), List
+//! forms are unwrapped, and names are unique per kind.
+
+use std::collections::BTreeMap;
+
+use super::decode::Cx;
+use super::diag::Pos;
+use super::yaml::{Node, Value};
+
+/// One resource, with where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resource {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// The whole located document.
+    pub body: Node,
+    /// The field path of this resource in its file (`resources[2]`, or empty for a manifest
+    /// file's own document), prefixed to every problem found inside it.
+    pub path: String,
+}
+
+impl Resource {
+    /// Checks the envelope of one object; List forms are not handled here (see [`unwrap`]).
+    pub fn from_node(node: &Node, cx: &mut Cx) -> Option<Resource> {
+        let Value::Map(_) = node.value else {
+            cx.error(
+                node.pos,
+                format!(
+                    "expected a resource (a mapping with apiVersion and kind), found {}",
+                    node.value.kind_name()
+                ),
+            );
+            return None;
+        };
+        let api_version = required_string(node, "apiVersion", cx);
+        let kind = required_string(node, "kind", cx);
+        let metadata = node.get("metadata");
+        let name = match metadata {
+            None => {
+                cx.error(node.pos, "missing required field `metadata.name`");
+                None
+            }
+            Some(m) => match m.get("name") {
+                Some(Node {
+                    value: Value::Str(s),
+                    ..
+                }) if !s.is_empty() => Some(s.clone()),
+                Some(other) => {
+                    cx.at_key("metadata", |cx| {
+                        cx.at_key("name", |cx| {
+                            cx.error(
+                                other.pos,
+                                format!(
+                                    "expected a non-empty string, found {}",
+                                    other.value.kind_name()
+                                ),
+                            )
+                        })
+                    });
+                    None
+                }
+                None => {
+                    cx.at_key("metadata", |cx| {
+                        cx.error(m.pos, "missing required field `name`")
+                    });
+                    None
+                }
+            },
+        };
+        let namespace = metadata
+            .and_then(|m| m.get("namespace"))
+            .and_then(|n| match &n.value {
+                Value::Str(s) => Some(s.clone()),
+                _ => None,
+            });
+        Some(Resource {
+            api_version: api_version?,
+            kind: kind?,
+            name: name?,
+            namespace,
+            body: node.clone(),
+            path: cx.path(),
+        })
+    }
+
+    /// Where a field of this resource is, by key path (`["spec", "blockSize"]`), falling back
+    /// to the nearest existing parent.
+    pub fn locate(&self, keys: &[&str]) -> Pos {
+        let mut node = &self.body;
+        for key in keys {
+            match node.get(key) {
+                Some(child) => node = child,
+                None => break,
+            }
+        }
+        node.pos
+    }
+}
+
+fn required_string(node: &Node, key: &str, cx: &mut Cx) -> Option<String> {
+    match node.get(key) {
+        Some(Node {
+            value: Value::Str(s),
+            ..
+        }) if !s.is_empty() => Some(s.clone()),
+        Some(other) => {
+            cx.at_key(key, |cx| {
+                cx.error(
+                    other.pos,
+                    format!(
+                        "expected a non-empty string, found {}",
+                        other.value.kind_name()
+                    ),
+                )
+            });
+            None
+        }
+        None => {
+            cx.error(node.pos, format!("missing required field `{key}`"));
+            None
+        }
+    }
+}
+
+/// Expands List forms as `kubectl apply` does: `kind: List`, any `…List` kind, and the
+/// `apiVersion` + `items` form without a `kind` that `calicoctl get -o yaml` prints. Each item
+/// is decoded under `items[i]`; null items are skipped.
+pub fn unwrap(node: &Node, cx: &mut Cx, out: &mut Vec<Resource>) {
+    let kind = node.get("kind").and_then(|k| match &k.value {
+        Value::Str(s) => Some(s.as_str()),
+        _ => None,
+    });
+    let items = node.get("items");
+    let is_list = match (kind, items) {
+        (Some(k), _) => k == "List" || k.ends_with("List"),
+        (None, Some(_)) => true,
+        (None, None) => false,
+    };
+    if !is_list {
+        if let Some(r) = Resource::from_node(node, cx) {
+            out.push(r);
+        }
+        return;
+    }
+    let Some(items) = items else {
+        cx.error(node.pos, "a List needs `items`");
+        return;
+    };
+    match &items.value {
+        Value::Null => {}
+        Value::Seq(list) => cx.at_key("items", |cx| {
+            for (i, item) in list.iter().enumerate() {
+                if matches!(item.value, Value::Null) {
+                    continue;
+                }
+                cx.at_index(i, |cx| unwrap(item, cx, out));
+            }
+        }),
+        other => cx.at_key("items", |cx| {
+            cx.error(
+                items.pos,
+                format!("expected a list, found {}", other.kind_name()),
+            )
+        }),
+    }
+}
+
+/// `metadata.name` is unique per kind (and namespace, for namespaced kinds).
+pub fn check_unique(resources: &[Resource], cx: &mut Cx) {
+    let mut seen: BTreeMap<(&str, Option<&str>, &str), Pos> = BTreeMap::new();
+    for r in resources {
+        let key = (r.kind.as_str(), r.namespace.as_deref(), r.name.as_str());
+        let pos = r.locate(&["metadata", "name"]);
+        if let Some(first) = seen.get(&key) {
+            cx.with_path_prefix(&r.path, |cx| {
+                cx.at_key("metadata", |cx| {
+                    cx.at_key("name", |cx| {
+                        cx.error(
+                            pos,
+                            format!(
+                                "{} `{}` is already defined (line {}, column {})",
+                                r.kind, r.name, first.line, first.col
+                            ),
+                        )
+                    })
+                })
+            });
+        } else {
+            seen.insert(key, pos);
+        }
+    }
+}
