@@ -8,6 +8,7 @@
 //! This is the only module that parses input and the only one that reads files other than
 //! the CLI; the YAML crate is used nowhere else. Reading is bounded by [`LIMITS`].
 
+pub mod api_fields;
 pub mod build;
 pub mod decode;
 pub mod diag;

@@ -588,7 +588,7 @@ mod tests {
         );
 
         let mut deep_block = String::new();
-        for depth in 0..10_000 {
+        for depth in 0..1_000 {
             deep_block.push_str(&" ".repeat(depth));
             deep_block.push_str("a:\n");
         }

@@ -1,0 +1,1047 @@
+//! Spiderpool IPAM (REFERENCE.md §2, SPEC.md §3.3): `SpiderIPPool`s with explicit address
+//! lists, `SpiderReservedIP`s, and the allocation walk of `pkg/ipam` and `pkg/ippoolmanager`.
+//!
+//! A request resolves candidate pools from the first source that exists (pod annotation
+//! `ipam.spidernet.io/ippools`, then `ipam.spidernet.io/ippool`, the namespace's default pools,
+//! then `default: true` pools), refuses duplicate or unknown names, filters the pools in
+//! Spiderpool's order, sorts the survivors by affinity priority and takes the lowest free
+//! address of the first pool that has one. Failures are `SpiderError`s carrying Spiderpool's
+//! own wording (the text after `failed to allocate IP addresses in standard mode: ` in a real
+//! CNI error); they are outcomes for the caller, which keeps the pod Pending with that reason.
+//!
+//! Invariants:
+//! - an address is held by at most one pod, and only addresses in `ips − excludeIPs −
+//!   SpiderReservedIPs` are handed out;
+//! - each pool keeps its free addresses as ranges, so taking the lowest free address and giving
+//!   one back are O(log n) in the number of free ranges, never a scan of the pool;
+//! - every iteration is over ordered maps, so the same calls give the same answers.
+//!
+//! Not modelled: SpiderSubnet auto-pools, wildcard pool names, CNI-config default pools,
+//! `multusName`, NICs other than the first, routes, `MaxAllocatedIPs`, IP conflict detection.
+//! Spiderpool allocates a StatefulSet pod's kept address back only while its pool is still
+//! among the pod's candidates; podnet does the same, for all families at once.
+
+mod addrset;
+mod pool;
+mod select;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+pub use addrset::AddressSet;
+pub use pool::{
+    IpFamily, IpRange, PoolProblem, Severity, SpiderIpPool, SpiderReservedIp, parse_ip_ranges,
+    parse_subnet, validate,
+};
+pub use select::{
+    ANNO_NS_DEFAULT_V4, ANNO_NS_DEFAULT_V6, ANNO_POD_IPPOOL, ANNO_POD_IPPOOLS, CandidateSource,
+    DEFAULT_NIC,
+};
+
+use pool::{ip_to_u128, ranges_to_set, u128_to_ip};
+use select::{PodView, PoolView};
+
+/// A pod's identity for IPAM: namespace and name (a StatefulSet pod keeps its name).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PodHandle {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl PodHandle {
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> PodHandle {
+        PodHandle {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for PodHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// Everything about a pod that Spiderpool's pool selection reads.
+#[derive(Clone, Copy, Debug)]
+pub struct SpiderRequest<'a> {
+    pub pod: &'a PodHandle,
+    pub pod_labels: &'a BTreeMap<String, String>,
+    pub pod_annotations: &'a BTreeMap<String, String>,
+    pub namespace_labels: &'a BTreeMap<String, String>,
+    pub namespace_annotations: &'a BTreeMap<String, String>,
+    pub node_name: &'a str,
+    pub node_labels: &'a BTreeMap<String, String>,
+    /// Whether the pod belongs to a StatefulSet (its address may be kept across restarts).
+    pub stateful: bool,
+}
+
+/// One address handed to a pod, with what the pod's interface is configured from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpiderAllocation {
+    pub ip: IpAddr,
+    pub pool: String,
+    pub gateway: Option<IpAddr>,
+    pub subnet: IpNet,
+}
+
+/// A successful allocation: one address per requested family (IPv4 first), never empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpiderAssignment {
+    pub allocations: Vec<SpiderAllocation>,
+    /// Things the user should know, e.g. a priority tie Spiderpool would break at random.
+    pub warnings: Vec<String>,
+    /// True when the pod got back an address it already held (a retry, or a StatefulSet pod
+    /// recreated under the same name).
+    pub reused: bool,
+}
+
+/// Why a pod got no address, in Spiderpool's words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpiderError {
+    pub message: String,
+}
+
+impl SpiderError {
+    pub fn new(message: impl Into<String>) -> SpiderError {
+        SpiderError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for SpiderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SpiderError {}
+
+/// A pool's numbers for reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// Addresses the pool may hand out: `ips − excludeIPs − SpiderReservedIPs`.
+    pub capacity: u128,
+    /// Addresses held by pods, kept StatefulSet addresses included.
+    pub allocated: usize,
+    pub free: u128,
+}
+
+/// What `delete_pool` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolRemoval {
+    Removed,
+    /// Pods still hold addresses: like Spiderpool's finalizer, the pool stays `terminating`
+    /// (no new addresses) until the last one is released.
+    Terminating {
+        allocated: usize,
+    },
+    NotFound,
+}
+
+/// One pool's run-time state.
+#[derive(Clone, Debug)]
+struct PoolState {
+    spec: SpiderIpPool,
+    /// `ips − excludeIPs − reserved`.
+    allocatable: AddressSet,
+    /// `allocatable − held`; its first member is the next address handed out.
+    free: AddressSet,
+    free_count: u128,
+    holders: BTreeMap<u128, PodHandle>,
+    terminating: bool,
+}
+
+impl PoolState {
+    fn new(spec: SpiderIpPool, reserved: &AddressSet) -> PoolState {
+        let mut state = PoolState {
+            spec,
+            allocatable: AddressSet::new(),
+            free: AddressSet::new(),
+            free_count: 0,
+            holders: BTreeMap::new(),
+            terminating: false,
+        };
+        state.rebuild(reserved);
+        state
+    }
+
+    /// Recomputes the address sets after the spec or the reserved addresses changed.
+    /// Held addresses stay held even if they are no longer allocatable.
+    fn rebuild(&mut self, reserved: &AddressSet) {
+        self.allocatable = self.spec.total_ips();
+        self.allocatable.subtract(reserved);
+        self.free = self.allocatable.clone();
+        for &a in self.holders.keys() {
+            self.free.remove(a);
+        }
+        self.free_count = self.free.count();
+    }
+
+    fn take_lowest(&mut self, pod: &PodHandle) -> Option<SpiderAllocation> {
+        let a = self.free.first()?;
+        self.free.remove(a);
+        self.free_count -= 1;
+        self.holders.insert(a, pod.clone());
+        Some(SpiderAllocation {
+            ip: u128_to_ip(self.spec.family(), a),
+            pool: self.spec.name.clone(),
+            gateway: self.spec.gateway,
+            subnet: self.spec.subnet,
+        })
+    }
+
+    fn give_back(&mut self, ip: IpAddr) {
+        let a = ip_to_u128(ip);
+        if self.holders.remove(&a).is_some() && self.allocatable.contains(a) {
+            self.free.insert(a);
+            self.free_count += 1;
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct PodRecord {
+    allocations: Vec<SpiderAllocation>,
+    /// Released with `keep`: the addresses wait for a pod of the same name.
+    kept: bool,
+}
+
+/// Spiderpool's IPAM state: pools, reserved addresses and who holds what.
+#[derive(Clone, Debug, Default)]
+pub struct SpiderpoolIpam {
+    pools: BTreeMap<String, PoolState>,
+    reserved: BTreeMap<String, SpiderReservedIp>,
+    reserved_v4: AddressSet,
+    reserved_v6: AddressSet,
+    pods: BTreeMap<PodHandle, PodRecord>,
+}
+
+fn not_found(name: &str) -> SpiderError {
+    SpiderError::new(format!(
+        "spiderippools.spiderpool.spidernet.io \"{name}\" not found"
+    ))
+}
+
+impl SpiderpoolIpam {
+    /// An IPAM with the given resources, refused if any pool has an error-severity problem.
+    pub fn new(
+        pools: Vec<SpiderIpPool>,
+        reserved: Vec<SpiderReservedIp>,
+    ) -> Result<SpiderpoolIpam, Vec<PoolProblem>> {
+        let errors: Vec<PoolProblem> = validate(&pools)
+            .into_iter()
+            .filter(|p| p.severity == Severity::Error)
+            .collect();
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut ipam = SpiderpoolIpam::default();
+        for r in reserved {
+            ipam.reserved.insert(r.name.clone(), r);
+        }
+        ipam.rebuild_reserved();
+        for p in pools {
+            let reserved = ipam.reserved_for(p.family()).clone();
+            ipam.pools
+                .insert(p.name.clone(), PoolState::new(p, &reserved));
+        }
+        Ok(ipam)
+    }
+
+    fn reserved_for(&self, family: IpFamily) -> &AddressSet {
+        match family {
+            IpFamily::V4 => &self.reserved_v4,
+            IpFamily::V6 => &self.reserved_v6,
+        }
+    }
+
+    fn rebuild_reserved(&mut self) {
+        let all: Vec<IpRange> = self.reserved.values().flat_map(|r| r.ips.clone()).collect();
+        self.reserved_v4 = ranges_to_set(&all, IpFamily::V4);
+        self.reserved_v6 = ranges_to_set(&all, IpFamily::V6);
+        for state in self.pools.values_mut() {
+            let reserved = match state.spec.family() {
+                IpFamily::V4 => &self.reserved_v4,
+                IpFamily::V6 => &self.reserved_v6,
+            };
+            state.rebuild(reserved);
+        }
+    }
+
+    /// The first error `validate` finds for `candidate` placed after the other pools.
+    fn webhook_check(&self, candidate: &SpiderIpPool) -> Result<(), SpiderError> {
+        let mut specs: Vec<SpiderIpPool> = self
+            .pools
+            .values()
+            .filter(|s| s.spec.name != candidate.name)
+            .map(|s| s.spec.clone())
+            .collect();
+        specs.push(candidate.clone());
+        let last = specs.len() - 1;
+        match validate(&specs)
+            .into_iter()
+            .find(|p| p.pool_index == last && p.severity == Severity::Error)
+        {
+            Some(p) => Err(SpiderError::new(p.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds a pool at run time, checked as Spiderpool's webhook would check it.
+    pub fn add_pool(&mut self, pool: SpiderIpPool) -> Result<(), SpiderError> {
+        if self.pools.contains_key(&pool.name) {
+            return Err(SpiderError::new(format!(
+                "IPPool {} AlreadyExists",
+                pool.name
+            )));
+        }
+        self.webhook_check(&pool)?;
+        let reserved = self.reserved_for(pool.family()).clone();
+        self.pools
+            .insert(pool.name.clone(), PoolState::new(pool, &reserved));
+        Ok(())
+    }
+
+    /// Replaces a pool's spec. As in Spiderpool, the subnet cannot change and addresses held
+    /// by pods cannot leave `ips − excludeIPs`.
+    pub fn update_pool(&mut self, pool: SpiderIpPool) -> Result<(), SpiderError> {
+        let Some(state) = self.pools.get(&pool.name) else {
+            return Err(not_found(&pool.name));
+        };
+        if state.spec.subnet != pool.subnet {
+            return Err(SpiderError::new(
+                "spec.subnet: Forbidden: is not changeable",
+            ));
+        }
+        let total = pool.total_ips();
+        if let Some((a, pod)) = state.holders.iter().find(|(a, _)| !total.contains(**a)) {
+            return Err(SpiderError::new(format!(
+                "spec.ips: Forbidden: remove an IP address {} that is being used by Pod {pod}, \
+                 total IP addresses of an IPPool are jointly determined by 'spec.ips' and \
+                 'spec.excludeIPs'",
+                u128_to_ip(pool.family(), *a)
+            )));
+        }
+        self.webhook_check(&pool)?;
+        let reserved = self.reserved_for(pool.family()).clone();
+        if let Some(state) = self.pools.get_mut(&pool.name) {
+            state.spec = pool;
+            state.rebuild(&reserved);
+        }
+        Ok(())
+    }
+
+    /// Deletes a pool; one whose addresses are still held lingers as `terminating`.
+    pub fn delete_pool(&mut self, name: &str) -> PoolRemoval {
+        let Some(state) = self.pools.get_mut(name) else {
+            return PoolRemoval::NotFound;
+        };
+        if state.holders.is_empty() {
+            self.pools.remove(name);
+            PoolRemoval::Removed
+        } else {
+            state.terminating = true;
+            PoolRemoval::Terminating {
+                allocated: state.holders.len(),
+            }
+        }
+    }
+
+    /// Adds or replaces a `SpiderReservedIP`. Addresses already held stay with their pods.
+    pub fn set_reserved_ip(&mut self, reserved: SpiderReservedIp) {
+        self.reserved.insert(reserved.name.clone(), reserved);
+        self.rebuild_reserved();
+    }
+
+    /// Removes a `SpiderReservedIP`; false if there was none of that name.
+    pub fn delete_reserved_ip(&mut self, name: &str) -> bool {
+        let found = self.reserved.remove(name).is_some();
+        if found {
+            self.rebuild_reserved();
+        }
+        found
+    }
+
+    /// Gives the pod an address per requested family, or says why not.
+    pub fn allocate(&mut self, req: &SpiderRequest<'_>) -> Result<SpiderAssignment, SpiderError> {
+        if let Some(rec) = self.pods.get(req.pod)
+            && !rec.kept
+        {
+            // Spiderpool's retrieveExistingIPAllocation: a retry gets the same answer.
+            return Ok(SpiderAssignment {
+                allocations: rec.allocations.clone(),
+                warnings: Vec::new(),
+                reused: true,
+            });
+        }
+        let candidates = select::pool_candidates(
+            req.pod_annotations,
+            req.namespace_annotations,
+            self.pools.values().map(|s| &s.spec),
+        )?;
+        if let Some(rec) = self.pods.get_mut(req.pod) {
+            // A kept StatefulSet address comes back while its pool is still a candidate
+            // (releaseStsOutdatedIPIfNeed); otherwise it is released and a new one allocated.
+            let still_wanted = |a: &SpiderAllocation| {
+                candidates
+                    .families
+                    .iter()
+                    .any(|f| f.family == IpFamily::of(a.ip) && f.pools.contains(&a.pool))
+            };
+            if req.stateful
+                && rec.allocations.len() == candidates.families.len()
+                && rec.allocations.iter().all(still_wanted)
+            {
+                rec.kept = false;
+                return Ok(SpiderAssignment {
+                    allocations: rec.allocations.clone(),
+                    warnings: Vec::new(),
+                    reused: true,
+                });
+            }
+            self.forget(req.pod);
+        }
+        select::precheck(&candidates, |n| self.pools.contains_key(n))?;
+
+        let pod = PodView {
+            namespace: &req.pod.namespace,
+            pod_labels: req.pod_labels,
+            namespace_labels: req.namespace_labels,
+            node_name: req.node_name,
+            node_labels: req.node_labels,
+        };
+        let nic = &candidates.nic;
+        let mut warnings = Vec::new();
+        let mut plans: Vec<(IpFamily, Vec<String>)> = Vec::new();
+        for fc in &candidates.families {
+            let mut survivors: Vec<&SpiderIpPool> = Vec::new();
+            let mut reasons = Vec::new();
+            for name in &fc.pools {
+                let Some(state) = self.pools.get(name) else {
+                    continue; // precheck has refused unknown names
+                };
+                let view = PoolView {
+                    spec: &state.spec,
+                    terminating: state.terminating,
+                };
+                match select::rejection(fc.family, &view, &pod) {
+                    Some(reason) => reasons.push(reason),
+                    None => survivors.push(&state.spec),
+                }
+            }
+            if survivors.is_empty() {
+                return Err(SpiderError::new(format!(
+                    "no IPPool available, all IPv{} IPPools {} of {nic} filtered out: {}",
+                    fc.family.version(),
+                    select::go_list(&fc.pools),
+                    select::aggregate(&reasons)
+                )));
+            }
+            warnings.extend(select::sort_by_priority(
+                &mut survivors,
+                candidates.source,
+                nic,
+            ));
+            plans.push((
+                fc.family,
+                survivors.iter().map(|p| p.name.clone()).collect(),
+            ));
+        }
+
+        let mut allocations = Vec::new();
+        let mut failures = Vec::new();
+        for (family, pools) in plans {
+            let mut reasons = Vec::new();
+            let mut got = None;
+            for name in &pools {
+                match self
+                    .pools
+                    .get_mut(name)
+                    .and_then(|s| s.take_lowest(req.pod))
+                {
+                    Some(a) => {
+                        got = Some(a);
+                        break;
+                    }
+                    // constant.ErrIPUsedOut (pkg/constant/errors.go)
+                    None => reasons.push("all IP addresses used out".to_string()),
+                }
+            }
+            match got {
+                Some(a) => allocations.push(a),
+                None => failures.push(format!(
+                    "failed to allocate any IPv{} IP address to NIC {nic} from IPPools {}: {}",
+                    family.version(),
+                    select::go_list(&pools),
+                    select::aggregate(&reasons)
+                )),
+            }
+        }
+        if !failures.is_empty() {
+            // All or nothing: a dual-stack pod with one family missing gets neither.
+            for a in &allocations {
+                if let Some(state) = self.pools.get_mut(&a.pool) {
+                    state.give_back(a.ip);
+                }
+            }
+            return Err(SpiderError::new(select::aggregate(&failures)));
+        }
+        self.pods.insert(
+            req.pod.clone(),
+            PodRecord {
+                allocations: allocations.clone(),
+                kept: false,
+            },
+        );
+        Ok(SpiderAssignment {
+            allocations,
+            warnings,
+            reused: false,
+        })
+    }
+
+    /// Releases the pod's addresses. With `keep` (a StatefulSet pod that will come back under
+    /// the same name) they stay held for it; otherwise they are freed. Returns what the pod had.
+    pub fn release(&mut self, pod: &PodHandle, keep: bool) -> Vec<SpiderAllocation> {
+        if keep {
+            return match self.pods.get_mut(pod) {
+                Some(rec) => {
+                    rec.kept = true;
+                    rec.allocations.clone()
+                }
+                None => Vec::new(),
+            };
+        }
+        self.forget(pod)
+    }
+
+    /// Frees every address the pod holds or has kept.
+    pub fn forget(&mut self, pod: &PodHandle) -> Vec<SpiderAllocation> {
+        let Some(rec) = self.pods.remove(pod) else {
+            return Vec::new();
+        };
+        for a in &rec.allocations {
+            if let Some(state) = self.pools.get_mut(&a.pool) {
+                state.give_back(a.ip);
+                if state.terminating && state.holders.is_empty() {
+                    self.pools.remove(&a.pool);
+                }
+            }
+        }
+        rec.allocations
+    }
+
+    /// The pools, in name order (terminating ones included).
+    pub fn pools(&self) -> impl Iterator<Item = &SpiderIpPool> + '_ {
+        self.pools.values().map(|s| &s.spec)
+    }
+
+    pub fn pool(&self, name: &str) -> Option<&SpiderIpPool> {
+        self.pools.get(name).map(|s| &s.spec)
+    }
+
+    pub fn is_terminating(&self, name: &str) -> bool {
+        self.pools.get(name).is_some_and(|s| s.terminating)
+    }
+
+    pub fn pool_usage(&self, name: &str) -> Option<PoolUsage> {
+        self.pools.get(name).map(|s| PoolUsage {
+            capacity: s.allocatable.count(),
+            allocated: s.holders.len(),
+            free: s.free_count,
+        })
+    }
+
+    /// The addresses a running pod holds (not ones kept for a StatefulSet pod that is gone).
+    pub fn allocation_of(&self, pod: &PodHandle) -> Option<&[SpiderAllocation]> {
+        self.pods
+            .get(pod)
+            .filter(|r| !r.kept)
+            .map(|r| r.allocations.as_slice())
+    }
+
+    /// The addresses kept for a StatefulSet pod that is gone.
+    pub fn kept_allocation_of(&self, pod: &PodHandle) -> Option<&[SpiderAllocation]> {
+        self.pods
+            .get(pod)
+            .filter(|r| r.kept)
+            .map(|r| r.allocations.as_slice())
+    }
+
+    /// Which pod holds `ip` in pool `pool`.
+    pub fn holder(&self, pool: &str, ip: IpAddr) -> Option<&PodHandle> {
+        self.pools.get(pool)?.holders.get(&ip_to_u128(ip))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::selector::LabelSelector;
+    use proptest::prelude::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn pool(name: &str, subnet: &str, ips: &[&str]) -> SpiderIpPool {
+        let mut p = SpiderIpPool::new(name, parse_subnet(subnet).unwrap_or_else(|e| panic!("{e}")));
+        let items: Vec<String> = ips.iter().map(|s| s.to_string()).collect();
+        p.ips = parse_ip_ranges(&items).unwrap_or_else(|(i, e)| panic!("{i}: {e}"));
+        p
+    }
+
+    fn ipam(pools: Vec<SpiderIpPool>, reserved: Vec<SpiderReservedIp>) -> SpiderpoolIpam {
+        SpiderpoolIpam::new(pools, reserved).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    /// A pod's surroundings, owned, so tests can build requests briefly.
+    #[derive(Default)]
+    struct World {
+        pod_labels: Labels,
+        pod_annotations: BTreeMap<String, String>,
+        ns_labels: Labels,
+        ns_annotations: BTreeMap<String, String>,
+        node: String,
+        node_labels: Labels,
+        stateful: bool,
+    }
+
+    use crate::model::Labels;
+
+    impl World {
+        fn on(node: &str) -> World {
+            World {
+                node: node.into(),
+                ..World::default()
+            }
+        }
+        fn pool_annotation(mut self, v4: &[&str]) -> World {
+            let list: Vec<String> = v4.iter().map(|p| format!("\"{p}\"")).collect();
+            self.pod_annotations.insert(
+                ANNO_POD_IPPOOL.into(),
+                format!("{{\"ipv4\": [{}]}}", list.join(",")),
+            );
+            self
+        }
+        fn allocate(
+            &self,
+            ipam: &mut SpiderpoolIpam,
+            pod: &PodHandle,
+        ) -> Result<SpiderAssignment, SpiderError> {
+            ipam.allocate(&SpiderRequest {
+                pod,
+                pod_labels: &self.pod_labels,
+                pod_annotations: &self.pod_annotations,
+                namespace_labels: &self.ns_labels,
+                namespace_annotations: &self.ns_annotations,
+                node_name: &self.node,
+                node_labels: &self.node_labels,
+                stateful: self.stateful,
+            })
+        }
+        /// Allocates and returns the single address, or the error text.
+        fn ip_of(&self, ipam: &mut SpiderpoolIpam, pod: &str) -> Result<String, String> {
+            self.allocate(ipam, &PodHandle::new("default", pod))
+                .map(|a| {
+                    a.allocations
+                        .iter()
+                        .map(|x| x.ip.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .map_err(|e| e.message)
+        }
+    }
+
+    #[test]
+    fn lowest_free_address_skips_used_ones() {
+        // REFERENCE §2: ips .1-.5 with .2 and .4 used → .1, .3, .5.
+        let mut m = ipam(
+            vec![pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.5"])],
+            vec![],
+        );
+        let w = World::on("n1").pool_annotation(&["p"]);
+        for i in 0..4 {
+            assert_eq!(
+                w.ip_of(&mut m, &format!("fill-{i}")),
+                Ok(format!("10.0.0.{}", i + 1))
+            );
+        }
+        m.forget(&PodHandle::new("default", "fill-0"));
+        m.forget(&PodHandle::new("default", "fill-2"));
+        assert_eq!(
+            m.pool_usage("p"),
+            Some(PoolUsage {
+                capacity: 5,
+                allocated: 2,
+                free: 3
+            })
+        );
+        assert_eq!(w.ip_of(&mut m, "a"), Ok("10.0.0.1".into()));
+        assert_eq!(w.ip_of(&mut m, "b"), Ok("10.0.0.3".into()));
+        assert_eq!(w.ip_of(&mut m, "c"), Ok("10.0.0.5".into()));
+        assert_eq!(
+            m.pool_usage("p"),
+            Some(PoolUsage {
+                capacity: 5,
+                allocated: 5,
+                free: 0
+            })
+        );
+        assert_eq!(
+            m.holder("p", ip("10.0.0.3")),
+            Some(&PodHandle::new("default", "b"))
+        );
+    }
+
+    #[test]
+    fn excluded_addresses_are_never_handed_out() {
+        let mut p = pool("p", "10.0.0.0/24", &["10.0.0.40-10.0.0.41"]);
+        p.exclude_ips = vec![IpRange::single(ip("10.0.0.40"))];
+        let mut m = ipam(vec![p], vec![]);
+        let w = World::on("n1").pool_annotation(&["p"]);
+        assert_eq!(w.ip_of(&mut m, "a"), Ok("10.0.0.41".into()));
+        assert_eq!(
+            w.ip_of(&mut m, "b"),
+            Err("failed to allocate any IPv4 IP address to NIC eth0 from IPPools [p]: all IP addresses used out".into())
+        );
+    }
+
+    #[test]
+    fn node_name_filters_and_reports_every_reason() {
+        let mut p6 = pool("p6", "10.0.6.0/24", &["10.0.6.1-10.0.6.9"]);
+        p6.node_name = vec!["n1".into()];
+        let mut p7 = pool("p7", "10.0.7.0/24", &["10.0.7.1-10.0.7.9"]);
+        p7.node_name = vec!["n2".into()];
+        let mut m = ipam(vec![p6, p7], vec![]);
+        let on_n2 = World::on("n2").pool_annotation(&["p6", "p7"]);
+        let a = on_n2.allocate(&mut m, &PodHandle::new("default", "x"));
+        assert_eq!(a.as_ref().map(|a| a.allocations[0].pool.as_str()), Ok("p7"));
+        assert_eq!(a.map(|a| a.allocations[0].ip), Ok(ip("10.0.7.1")));
+        let on_n3 = World::on("n3").pool_annotation(&["p6", "p7"]);
+        assert_eq!(
+            on_n3.ip_of(&mut m, "y"),
+            Err("no IPPool available, all IPv4 IPPools [p6 p7] of eth0 filtered out: [unmatched Node name of IPPool p6, unmatched Node name of IPPool p7]".into())
+        );
+    }
+
+    #[test]
+    fn request_errors_use_spiderpool_wording() {
+        let mut m = ipam(vec![pool("a", "10.0.0.0/24", &["10.0.0.1"])], vec![]);
+        let none = World::on("n1");
+        assert_eq!(
+            none.ip_of(&mut m, "p"),
+            Err("no IPPool available, no pool selection rules of any type are specified".into())
+        );
+        let missing = World::on("n1").pool_annotation(&["a", "ghost"]);
+        assert_eq!(
+            missing.ip_of(&mut m, "p"),
+            Err("failed to get original IPPool ghost: spiderippools.spiderpool.spidernet.io \"ghost\" not found".into())
+        );
+        let dup = World::on("n1").pool_annotation(&["a", "a"]);
+        assert_eq!(
+            dup.ip_of(&mut m, "p"),
+            Err("wrong input, duplicate IPPool a specified for NIC eth0".into())
+        );
+        let mut bad = World::on("n1");
+        bad.pod_annotations
+            .insert(ANNO_POD_IPPOOL.into(), "{\"ipv4\": [".into());
+        assert!(bad.ip_of(&mut m, "p").is_err_and(|e| e.starts_with(
+            "wrong input, invalid format of Pod annotation 'ipam.spidernet.io/ippool': "
+        )));
+        // Nothing was allocated by the failures.
+        assert_eq!(m.pool_usage("a").map(|u| u.allocated), Some(0));
+    }
+
+    #[test]
+    fn namespace_and_default_pools_are_sources() {
+        let mut d = pool("d", "10.0.1.0/24", &["10.0.1.1"]);
+        d.default = true;
+        let mut m = ipam(vec![pool("n", "10.0.0.0/24", &["10.0.0.1"]), d], vec![]);
+        let mut w = World::on("n1");
+        assert_eq!(w.ip_of(&mut m, "a"), Ok("10.0.1.1".into()));
+        w.ns_annotations
+            .insert(ANNO_NS_DEFAULT_V4.into(), "[\"n\"]".into());
+        assert_eq!(w.ip_of(&mut m, "b"), Ok("10.0.0.1".into()));
+    }
+
+    #[test]
+    fn affinity_sort_and_tie_warning() {
+        let mut with_affinity = pool("zz", "10.0.2.0/24", &["10.0.2.1"]);
+        with_affinity.node_affinity = Some(LabelSelector::default());
+        let mut m = ipam(
+            vec![
+                pool("a", "10.0.0.0/24", &["10.0.0.1"]),
+                pool("b", "10.0.1.0/24", &["10.0.1.1"]),
+                with_affinity,
+            ],
+            vec![],
+        );
+        let w = World::on("n1").pool_annotation(&["b", "a", "zz"]);
+        let first = w.allocate(&mut m, &PodHandle::new("default", "p1"));
+        assert_eq!(
+            first.as_ref().map(|a| a.allocations[0].pool.as_str()),
+            Ok("zz")
+        );
+        let warnings = first.map(|a| a.warnings).unwrap_or_default();
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("IPPools [b a] of eth0 have equal affinity priority"),
+            "{warnings:?}"
+        );
+        // zz is exhausted: fall back to b (annotation order among the tie), then a.
+        assert_eq!(w.ip_of(&mut m, "p2"), Ok("10.0.1.1".into()));
+        assert_eq!(w.ip_of(&mut m, "p3"), Ok("10.0.0.1".into()));
+        assert_eq!(
+            w.ip_of(&mut m, "p4"),
+            Err("failed to allocate any IPv4 IP address to NIC eth0 from IPPools [zz b a]: all IP addresses used out".into())
+        );
+    }
+
+    #[test]
+    fn reserved_addresses_are_never_handed_out() {
+        let reserved = SpiderReservedIp {
+            name: "r".into(),
+            ips: vec![IpRange {
+                first: ip("10.0.0.1"),
+                last: ip("10.0.0.2"),
+            }],
+        };
+        let mut m = ipam(
+            vec![pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.4"])],
+            vec![reserved],
+        );
+        let w = World::on("n1").pool_annotation(&["p"]);
+        assert_eq!(m.pool_usage("p").map(|u| u.capacity), Some(2));
+        assert_eq!(w.ip_of(&mut m, "a"), Ok("10.0.0.3".into()));
+        m.set_reserved_ip(SpiderReservedIp {
+            name: "r2".into(),
+            ips: vec![IpRange::single(ip("10.0.0.4"))],
+        });
+        assert!(w.ip_of(&mut m, "b").is_err());
+        assert!(m.delete_reserved_ip("r"));
+        assert_eq!(w.ip_of(&mut m, "b"), Ok("10.0.0.1".into()));
+    }
+
+    #[test]
+    fn statefulset_pods_get_their_address_back() {
+        let mut m = ipam(
+            vec![pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.9"])],
+            vec![],
+        );
+        let mut w = World::on("n1").pool_annotation(&["p"]);
+        w.stateful = true;
+        let web0 = PodHandle::new("default", "web-0");
+        assert_eq!(w.ip_of(&mut m, "web-0"), Ok("10.0.0.1".into()));
+        assert_eq!(m.release(&web0, true).len(), 1);
+        assert!(m.allocation_of(&web0).is_none());
+        assert_eq!(m.kept_allocation_of(&web0).map(|a| a.len()), Some(1));
+        // The kept address is not handed to another pod.
+        assert_eq!(w.ip_of(&mut m, "web-1"), Ok("10.0.0.2".into()));
+        let back = w.allocate(&mut m, &web0);
+        assert_eq!(
+            back.as_ref().map(|a| (a.allocations[0].ip, a.reused)),
+            Ok((ip("10.0.0.1"), true))
+        );
+        // Asking again while running is idempotent.
+        assert_eq!(w.ip_of(&mut m, "web-0"), Ok("10.0.0.1".into()));
+        m.release(&web0, true);
+        m.forget(&web0);
+        assert_eq!(w.ip_of(&mut m, "other"), Ok("10.0.0.1".into()));
+        // A kept address whose pool is no longer a candidate is released.
+        let mut m = ipam(
+            vec![
+                pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.9"]),
+                pool("q", "10.0.1.0/24", &["10.0.1.1"]),
+            ],
+            vec![],
+        );
+        w.ip_of(&mut m, "web-0").unwrap_or_default();
+        m.release(&web0, true);
+        let mut moved = World::on("n1").pool_annotation(&["q"]);
+        moved.stateful = true;
+        assert_eq!(moved.ip_of(&mut m, "web-0"), Ok("10.0.1.1".into()));
+        assert_eq!(m.pool_usage("p").map(|u| u.allocated), Some(0));
+    }
+
+    #[test]
+    fn pools_change_at_run_time() {
+        let mut m = ipam(
+            vec![pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.2"])],
+            vec![],
+        );
+        let w = World::on("n1").pool_annotation(&["p"]);
+        assert_eq!(w.ip_of(&mut m, "a"), Ok("10.0.0.1".into()));
+        let mut disabled = pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.2"]);
+        disabled.disable = true;
+        assert_eq!(m.update_pool(disabled), Ok(()));
+        assert_eq!(
+            w.ip_of(&mut m, "b"),
+            Err(
+                "no IPPool available, all IPv4 IPPools [p] of eth0 filtered out: disabled IPPool p"
+                    .into()
+            )
+        );
+        // Shrinking away a held address is refused; growing is fine.
+        let shrunk = pool("p", "10.0.0.0/24", &["10.0.0.2"]);
+        assert!(m.update_pool(shrunk).is_err_and(|e| {
+            e.message
+                .contains("remove an IP address 10.0.0.1 that is being used by Pod default/a")
+        }));
+        assert!(
+            m.update_pool(pool("p", "10.0.1.0/24", &["10.0.1.1"]))
+                .is_err_and(|e| e.message.contains("not changeable"))
+        );
+        assert_eq!(
+            m.update_pool(pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.3"])),
+            Ok(())
+        );
+        assert_eq!(w.ip_of(&mut m, "b"), Ok("10.0.0.2".into()));
+        // Adding an overlapping pool is refused, a disjoint one accepted.
+        assert!(
+            m.add_pool(pool("q", "10.0.0.0/16", &["10.0.9.1"]))
+                .is_err_and(|e| e.message.contains("overlap with IPPool p"))
+        );
+        assert_eq!(m.add_pool(pool("q", "10.1.0.0/24", &["10.1.0.1"])), Ok(()));
+        assert!(m.add_pool(pool("q", "10.2.0.0/24", &["10.2.0.1"])).is_err());
+        // Deleting a pool in use leaves it terminating until its last address goes.
+        assert_eq!(
+            m.delete_pool("p"),
+            PoolRemoval::Terminating { allocated: 2 }
+        );
+        assert!(
+            w.ip_of(&mut m, "c")
+                .is_err_and(|e| e.ends_with("terminating IPPool p"))
+        );
+        m.forget(&PodHandle::new("default", "a"));
+        assert!(m.pool("p").is_some());
+        m.release(&PodHandle::new("default", "b"), false);
+        assert!(m.pool("p").is_none());
+        assert_eq!(m.delete_pool("q"), PoolRemoval::Removed);
+        assert_eq!(m.delete_pool("q"), PoolRemoval::NotFound);
+    }
+
+    #[test]
+    fn large_pools_are_compact_and_fast() {
+        // A /8 of addresses: allocation must not walk the pool.
+        let mut m = ipam(
+            vec![pool("big", "10.0.0.0/8", &["10.0.0.0-10.255.255.255"])],
+            vec![],
+        );
+        let w = World::on("n1").pool_annotation(&["big"]);
+        for i in 0..2_000 {
+            w.ip_of(&mut m, &format!("p{i}")).unwrap_or_default();
+        }
+        assert_eq!(
+            m.pool_usage("big"),
+            Some(PoolUsage {
+                capacity: 1 << 24,
+                allocated: 2_000,
+                free: (1 << 24) - 2_000
+            })
+        );
+        assert_eq!(w.ip_of(&mut m, "last"), Ok("10.0.7.208".into()));
+    }
+
+    #[test]
+    fn dual_stack_is_all_or_nothing() {
+        let mut m = ipam(
+            vec![
+                pool("v4", "10.0.0.0/24", &["10.0.0.1"]),
+                pool("v6", "fd00::/120", &["fd00::5"]),
+            ],
+            vec![],
+        );
+        let mut w = World::on("n1");
+        w.pod_annotations.insert(
+            ANNO_POD_IPPOOL.into(),
+            r#"{"ipv4":["v4"],"ipv6":["v6"]}"#.into(),
+        );
+        assert_eq!(w.ip_of(&mut m, "a"), Ok("10.0.0.1,fd00::5".into()));
+        m.update_pool(pool("v4", "10.0.0.0/24", &["10.0.0.1-10.0.0.2"]))
+            .unwrap_or_default();
+        assert!(
+            w.ip_of(&mut m, "b")
+                .is_err_and(|e| e.starts_with("failed to allocate any IPv6"))
+        );
+        assert_eq!(m.pool_usage("v4").map(|u| u.allocated), Some(1));
+    }
+
+    /// One step of the random workload: allocate, release, keep or forget pod `n`.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Allocate(u8),
+        Release(u8),
+        Keep(u8),
+        Forget(u8),
+    }
+
+    fn arb_op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0u8..24).prop_map(Op::Allocate),
+            1 => (0u8..24).prop_map(Op::Release),
+            1 => (0u8..24).prop_map(Op::Keep),
+            1 => (0u8..24).prop_map(Op::Forget),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn never_double_allocates_and_always_lowest_free(
+            ops in prop::collection::vec(arb_op(), 1..120),
+            exclude in prop::collection::btree_set(1u8..20, 0..5),
+            reserved in prop::collection::btree_set(1u8..30, 0..4),
+        ) {
+            let mut p1 = pool("p1", "10.0.0.0/24", &["10.0.0.1-10.0.0.19"]);
+            p1.exclude_ips = exclude.iter().map(|&x| IpRange::single(ip(&format!("10.0.0.{x}")))).collect();
+            let p2 = pool("p2", "10.0.0.0/24", &["10.0.0.20-10.0.0.29"]);
+            let r = SpiderReservedIp { name: "r".into(), ips: reserved.iter().map(|&x| IpRange::single(ip(&format!("10.0.0.{x}")))).collect() };
+            let mut m = ipam(vec![p1, p2], vec![r]);
+            let mut w = World::on("n1").pool_annotation(&["p1", "p2"]);
+            w.stateful = true;
+            // The oracle: which address each pod holds (kept or not).
+            let mut held: BTreeMap<u8, u8> = BTreeMap::new();
+            let allowed = |x: u8| (1..30).contains(&x) && !(x < 20 && exclude.contains(&x)) && !reserved.contains(&x);
+            for op in ops {
+                match op {
+                    Op::Allocate(n) => {
+                        let pod = PodHandle::new("default", format!("web-{n}"));
+                        let got = w.allocate(&mut m, &pod);
+                        let expect_new = (1u8..20).chain(20..30).find(|&x| allowed(x) && !held.values().any(|&h| h == x));
+                        match (held.get(&n), got) {
+                            (Some(&h), Ok(a)) => prop_assert_eq!(a.allocations[0].ip, ip(&format!("10.0.0.{h}"))),
+                            (None, Ok(a)) => {
+                                let x = match a.allocations[0].ip { IpAddr::V4(v) => v.octets()[3], IpAddr::V6(_) => 0 };
+                                prop_assert_eq!(Some(x), expect_new);
+                                prop_assert!(allowed(x));
+                                held.insert(n, x);
+                            }
+                            (None, Err(_)) => prop_assert_eq!(expect_new, None),
+                            (Some(_), Err(e)) => prop_assert!(false, "held pod failed: {}", e),
+                        }
+                    }
+                    Op::Release(n) | Op::Forget(n) => {
+                        let pod = PodHandle::new("default", format!("web-{n}"));
+                        if matches!(op, Op::Release(_)) { m.release(&pod, false); } else { m.forget(&pod); }
+                        held.remove(&n);
+                    }
+                    Op::Keep(n) => { m.release(&PodHandle::new("default", format!("web-{n}")), true); }
+                }
+                let allocated: usize = ["p1", "p2"].iter().filter_map(|p| m.pool_usage(p)).map(|u| u.allocated).sum();
+                prop_assert_eq!(allocated, held.len());
+            }
+            for n in 0..24 { m.forget(&PodHandle::new("default", format!("web-{n}"))); }
+            for p in ["p1", "p2"] {
+                let u = m.pool_usage(p);
+                prop_assert_eq!(u.map(|u| (u.allocated, u.free)), u.map(|u| (0, u.capacity)));
+            }
+        }
+    }
+}
