@@ -95,6 +95,9 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         &mut applied,
         &network,
     );
+    let all: Vec<&Resource> = resources.iter().chain(applied.iter()).collect();
+    let mut specs = super::kinds::decode_all(&all, &topology, &network, b.cx);
+    let applied_specs = specs.split_off(resources.len());
     let mut pool_names: BTreeSet<String> = resources
         .iter()
         .chain(applied.iter())
@@ -118,6 +121,8 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         topology,
         resources,
         applied,
+        specs,
+        applied_specs,
         workloads,
         actions,
         expectations,

@@ -13,6 +13,7 @@ pub mod build;
 pub mod decode;
 pub mod diag;
 pub mod duration;
+pub mod kinds;
 pub mod raw;
 pub mod resource;
 pub mod yaml;
@@ -73,6 +74,10 @@ pub struct Scenario {
     pub resources: Vec<Resource>,
     /// Resources applied by events, indexed by `Action::Apply`.
     pub applied: Vec<Resource>,
+    /// What each of `resources` means (`None` only if it had errors, which stops loading).
+    pub specs: Vec<Option<kinds::ResourceSpec>>,
+    /// What each of `applied` means.
+    pub applied_specs: Vec<Option<kinds::ResourceSpec>>,
     pub workloads: Vec<Workload>,
     /// Scenario events in the order they happen (time, then file order).
     pub actions: Vec<ScheduledAction>,

@@ -154,11 +154,18 @@ pub fn parse_documents(text: &str, file: FileId, limits: Limits) -> Result<Vec<N
                 let m = e.marker();
                 let message = if e.info().contains("recursion limit") {
                     // The parser's own guard fired before ours (it counts flow levels).
-                    format!("nesting deeper than {} levels; refusing the document", limits.max_depth)
+                    format!(
+                        "nesting deeper than {} levels; refusing the document",
+                        limits.max_depth
+                    )
                 } else {
                     format!("invalid YAML: {}", e.info())
                 };
-                return Err(Diagnostic::error(Pos::new(file, m.line(), m.col() + 1), "", message));
+                return Err(Diagnostic::error(
+                    Pos::new(file, m.line(), m.col() + 1),
+                    "",
+                    message,
+                ));
             }
         }
     }
