@@ -3,9 +3,13 @@
 //! This is the only layer that touches files, stdout, stderr and exit codes. Each subcommand
 //! lives in its own file and returns an [`ExitCode`]-like number; `main` just exits with it.
 
+mod check;
+mod common;
 mod run;
 mod schema;
 mod validate;
+
+pub use common::QUICKSTART;
 
 use std::path::PathBuf;
 
@@ -44,6 +48,11 @@ pub enum Command {
         after_help = "Examples:\n  podnet run\n  podnet run scenarios/quickstart.yaml --out /tmp/qs --format json"
     )]
     Run(RunArgs),
+    /// Run scenarios and judge their expectations: PASS/FAIL per expectation.
+    #[command(
+        after_help = "Examples:\n  podnet check scenarios/*.yaml\n  podnet check scenarios/quickstart.yaml --junit junit.xml"
+    )]
+    Check(CheckArgs),
     /// Load and validate scenarios; print every problem as FILE:LINE:COL: path: message.
     #[command(after_help = "Example:\n  podnet validate scenarios/quickstart.yaml")]
     Validate(ValidateArgs),
@@ -75,6 +84,18 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Scenario files.
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Also write a JUnit XML report (one test case per expectation).
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// Scenario files.
     #[arg(required = true)]
@@ -103,6 +124,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Check(args) => check::check(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Schema => schema::schema(),
     }

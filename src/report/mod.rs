@@ -1,15 +1,20 @@
 //! The results of a run as plain, serializable data, and their renderings.
 //!
-//! [`Report`] is built from a scenario and its simulation outcome and is the single source
-//! for every output format, so `report.json` and the text summary cannot disagree. Keys are
-//! the stable ones of SPEC §6.1; a key appears only when podnet computes it.
+//! [`Report`] is built from a scenario, its simulation outcome and the expectation verdicts,
+//! and is the single source for every output format, so `report.json`, the text summary and
+//! `podnet check` cannot disagree. Keys are the stable ones of SPEC §6.1; a key appears only
+//! when podnet computes it.
+
+pub mod junit;
 
 use serde::Serialize;
 
-use crate::model::TextEnum;
 use crate::model::topology::DeviceKind;
+use crate::model::workload::PodStatus;
 use crate::scenario::Scenario;
-use crate::sim::{LogEntry, Outcome, Snapshot};
+use crate::sim::expect::ExpectationResult;
+use crate::sim::snapshot::{NodeRow, PodRow, PoolRow};
+use crate::sim::{LogEntry, Outcome};
 
 /// `report.json`.
 #[derive(Clone, Debug, Serialize)]
@@ -22,8 +27,10 @@ pub struct Report {
     pub end_time_us: u64,
     pub summary: Summary,
     pub topology: TopologySummary,
+    pub pools: Vec<PoolRow>,
     pub nodes: Vec<NodeRow>,
-    pub snapshots: Vec<Snapshot>,
+    pub pods: Vec<PodRow>,
+    pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
 
@@ -31,8 +38,16 @@ pub struct Report {
 #[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub nodes: usize,
-    pub nodes_up: usize,
+    pub pods: usize,
+    pub pods_running: usize,
+    pub pods_pending: usize,
+    pub pods_unknown: usize,
+    pub allocation_failures: usize,
+    pub blocks: usize,
+    pub borrowed_ips: usize,
     pub events: usize,
+    pub expectations_passed: usize,
+    pub expectations_failed: usize,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -47,33 +62,17 @@ pub struct TopologySummary {
     pub spines_per_zone: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NodeRow {
-    pub name: String,
-    pub zone: String,
-    pub rack: String,
-    pub ip: String,
-    pub os: &'static str,
-    pub up: bool,
-    pub max_pods: u32,
-}
-
 impl Report {
-    pub fn new(scenario: &Scenario, outcome: &Outcome) -> Report {
+    pub fn new(
+        scenario: &Scenario,
+        outcome: &Outcome,
+        expectations: Vec<ExpectationResult>,
+    ) -> Report {
         let topo = &outcome.world.topology;
-        let nodes: Vec<NodeRow> = topo
-            .live_nodes()
-            .map(|(_, n)| NodeRow {
-                name: n.name.clone(),
-                zone: topo.zones[n.zone.index()].name.clone(),
-                rack: topo.racks[n.rack.index()].name.clone(),
-                ip: n.ip.to_string(),
-                os: n.os.as_str(),
-                up: !n.down,
-                max_pods: n.max_pods,
-            })
-            .collect();
+        let last = &outcome.last;
+        let mut warnings = scenario.warning_lines();
+        warnings.extend(outcome.notes.iter().cloned());
+        let passed = expectations.iter().filter(|e| e.passed).count();
         Report {
             podnet: env!("CARGO_PKG_VERSION"),
             scenario: scenario.name.clone(),
@@ -81,9 +80,17 @@ impl Report {
             seed: scenario.seed,
             end_time_us: outcome.end.as_micros(),
             summary: Summary {
-                nodes: nodes.len(),
-                nodes_up: nodes.iter().filter(|n| n.up).count(),
+                nodes: last.nodes.len(),
+                pods: last.pods.len(),
+                pods_running: last.count(PodStatus::Running),
+                pods_pending: last.count(PodStatus::Pending),
+                pods_unknown: last.count(PodStatus::Unknown),
+                allocation_failures: last.allocation_failures(),
+                blocks: last.blocks.len(),
+                borrowed_ips: last.nodes.iter().map(|n| n.borrowed_ips).sum(),
                 events: outcome.log.len(),
+                expectations_passed: passed,
+                expectations_failed: expectations.len() - passed,
             },
             topology: TopologySummary {
                 zones: topo.zones.len(),
@@ -98,9 +105,11 @@ impl Report {
                 fabric_bgp: topo.fabric.bgp,
                 spines_per_zone: topo.fabric.spines_per_zone,
             },
-            nodes,
-            snapshots: outcome.snapshots.clone(),
-            warnings: scenario.warning_lines(),
+            pools: last.pools.clone(),
+            nodes: last.nodes.clone(),
+            pods: last.pods.clone(),
+            expectations,
+            warnings,
         }
     }
 
@@ -114,22 +123,42 @@ impl Report {
 
     /// The short text summary `podnet run` prints.
     pub fn summary_text(&self) -> String {
+        let s = &self.summary;
         let t = &self.topology;
-        format!(
-            "{} (seed {}): {} zones, {} racks, {} nodes ({} up), {} routers, {} links ({} down); \
-             {} events, ended at {}us\n",
+        let mut out = format!(
+            "{} (seed {}), ended at {}\n  topology: {} zones, {} racks, {} nodes, {} routers, {} links ({} down)\n  \
+             pods: {} ({} running, {} pending, {} unknown), {} allocation failures\n  \
+             ipam: {} blocks, {} borrowed addresses\n",
             self.scenario,
             self.seed,
+            crate::model::time::SimTime::from_nanos(self.end_time_us * 1000),
             t.zones,
             t.racks,
-            self.summary.nodes,
-            self.summary.nodes_up,
+            s.nodes,
             t.routers,
             t.links,
             t.links_down,
-            self.summary.events,
-            self.end_time_us
-        )
+            s.pods,
+            s.pods_running,
+            s.pods_pending,
+            s.pods_unknown,
+            s.allocation_failures,
+            s.blocks,
+            s.borrowed_ips
+        );
+        for p in &self.pools {
+            out.push_str(&format!(
+                "  pool {} {}: {} allocated of {}, {} blocks, MTU {}\n",
+                p.name, p.cidr, p.allocated, p.capacity, p.blocks, p.mtu
+            ));
+        }
+        if !self.expectations.is_empty() {
+            out.push_str(&format!(
+                "  expectations: {} passed, {} failed\n",
+                s.expectations_passed, s.expectations_failed
+            ));
+        }
+        out
     }
 }
 

@@ -5,33 +5,54 @@
 //! forward; events at the same instant run in the order they were scheduled; nothing reads a
 //! wall clock; all randomness comes from [`rng::Stream`]s keyed by the scenario seed; every
 //! collection that is iterated is ordered. Hence the same scenario and seed give the same
-//! event log, byte for byte.
+//! event log and snapshots, byte for byte.
 //!
 //! Snapshots: [`Simulation::run_until`] processes every event with time ≤ T, so a snapshot
 //! taken right after sees exactly "the state after every event with time ≤ T" (SPEC §2.6).
 
+pub mod addressing;
+pub mod cluster;
+pub mod expect;
 pub mod queue;
 pub mod rng;
+pub mod snapshot;
 
 use std::collections::BTreeSet;
 
-use crate::model::action::Action;
-use crate::model::time::SimTime;
+use crate::ipam::calico::IpamChange;
+use crate::model::action::{Action, DeletePods};
+use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{NodeId, Topology};
+use crate::model::workload::{PodStatus, WorkloadKind};
 use crate::scenario::Scenario;
+use crate::scenario::kinds::ResourceSpec;
+use addressing::{Addressing, Namespaces, PodRequest};
+use cluster::{Cluster, PodId, PodSlot};
 use queue::EventQueue;
+use rng::{Purpose, Stream};
+pub use snapshot::Snapshot;
+
+/// Pods are created one every 10 ms of simulated time (SPEC §2.4).
+pub const POD_CREATION_INTERVAL: SimDuration = SimDuration::from_millis(10);
 
 /// Everything that can happen in a simulation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
     /// A scenario action (SPEC §2.5), by index in [`Scenario::actions`].
     Scenario(usize),
+    /// A pod is created: scheduled on a node, then given an address.
+    CreatePod { workload: usize, slot: PodSlot },
+    /// Something freed capacity or addresses: Pending pods try again.
+    RetryPending,
 }
 
 /// The simulated cluster's mutable state.
 #[derive(Clone, Debug)]
 pub struct World {
     pub topology: Topology,
+    pub cluster: Cluster,
+    pub addressing: Addressing,
+    pub namespaces: Namespaces,
 }
 
 /// One line of the event log (`events.jsonl`).
@@ -44,18 +65,6 @@ pub struct LogEntry {
     pub outcome: String,
 }
 
-/// The state at one instant, as expectations and reports see it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Snapshot {
-    #[serde(rename = "timeUs")]
-    pub time_us: u64,
-    pub nodes: usize,
-    pub nodes_up: usize,
-    pub nodes_down: Vec<String>,
-    pub links_down: Vec<[String; 2]>,
-}
-
 /// A running simulation of one scenario.
 pub struct Simulation<'s> {
     scenario: &'s Scenario,
@@ -63,8 +72,12 @@ pub struct Simulation<'s> {
     queue: EventQueue<Event>,
     world: World,
     log: Vec<LogEntry>,
+    scheduling: Stream,
+    retry_queued: bool,
     /// When the world last changed (SPEC §3.1: a run lasts at least until then).
     last_change: SimTime,
+    /// Notes for the report (the default pool's creation, refused runtime resources).
+    notes: Vec<String>,
 }
 
 /// What a finished run leaves behind.
@@ -75,25 +88,66 @@ pub struct Outcome {
     pub log: Vec<LogEntry>,
     /// Snapshots at each distinct `at:` of the expectations, in time order.
     pub snapshots: Vec<Snapshot>,
+    /// The state at the end.
     pub last: Snapshot,
+    pub notes: Vec<String>,
 }
 
 impl<'s> Simulation<'s> {
     pub fn new(scenario: &'s Scenario) -> Simulation<'s> {
-        let mut queue = EventQueue::new();
-        for (i, action) in scenario.actions.iter().enumerate() {
-            queue.push(action.at, Event::Scenario(i));
+        let specs: Vec<&ResourceSpec> = scenario.specs.iter().flatten().collect();
+        let (mut addressing, notes) = Addressing::new(
+            &scenario.network,
+            scenario.profile.calico,
+            &specs,
+            &scenario.topology,
+        );
+        let mut namespaces = Namespaces::new();
+        for spec in &specs {
+            if let ResourceSpec::Namespace(ns) = spec {
+                namespaces.insert(ns.name.clone(), ns.clone());
+            }
         }
-        Simulation {
+        let topology = scenario.topology.clone();
+        // calico-node starts on every node before any pod: registration and tunnel addresses.
+        for (_, node) in topology.live_nodes() {
+            addressing.add_node(SimTime::ZERO, node);
+        }
+        let mut sim = Simulation {
             scenario,
             now: SimTime::ZERO,
-            queue,
+            queue: EventQueue::new(),
             world: World {
-                topology: scenario.topology.clone(),
+                topology,
+                cluster: Cluster::new(&scenario.workloads),
+                addressing,
+                namespaces,
             },
             log: Vec::new(),
+            scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
+            retry_queued: false,
             last_change: SimTime::ZERO,
+            notes,
+        };
+        sim.drain_ipam_changes();
+        // Initial pods: at time 0 in file order, one every 10 ms.
+        let mut slots = Vec::new();
+        for (w, workload) in scenario.workloads.iter().enumerate() {
+            if workload.kind == WorkloadKind::DaemonSet {
+                for (id, _) in sim.world.topology.live_nodes() {
+                    slots.push((w, PodSlot::Daemon(id)));
+                }
+            } else {
+                for ordinal in sim.world.cluster.scale_to(w, workload.replicas) {
+                    slots.push((w, PodSlot::Ordinal(ordinal)));
+                }
+            }
         }
+        sim.queue_creations(SimTime::ZERO, slots);
+        for (i, action) in scenario.actions.iter().enumerate() {
+            sim.queue.push(action.at, Event::Scenario(i));
+        }
+        sim
     }
 
     pub fn now(&self) -> SimTime {
@@ -124,7 +178,10 @@ impl<'s> Simulation<'s> {
         self.now = at;
         match event {
             Event::Scenario(i) => self.apply(i),
+            Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
+            Event::RetryPending => self.retry_pending(),
         }
+        self.drain_ipam_changes();
         true
     }
 
@@ -152,78 +209,282 @@ impl<'s> Simulation<'s> {
             .last_change
             .max(latest_at)
             .max(until.unwrap_or(SimTime::ZERO));
-        self.now = end;
+        self.now = self.now.max(end);
         let last = self.snapshot();
         Outcome {
-            end,
+            end: self.now,
             world: self.world,
             log: self.log,
             snapshots,
             last,
+            notes: self.notes,
         }
     }
 
-    fn record(&mut self, kind: &'static str, subject: String, outcome: impl Into<String>) {
+    /// The state now.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::capture(
+            self.now,
+            &self.world,
+            &self.scenario.network,
+            &self.scenario.workloads,
+        )
+    }
+
+    fn record(
+        &mut self,
+        kind: &'static str,
+        subject: impl Into<String>,
+        outcome: impl Into<String>,
+    ) {
         self.last_change = self.now;
         self.log.push(LogEntry {
             time_us: self.now.as_micros(),
             kind,
-            subject,
+            subject: subject.into(),
             outcome: outcome.into(),
         });
+    }
+
+    /// Block claims, releases and borrows become log lines, as they happen.
+    fn drain_ipam_changes(&mut self) {
+        for change in self.world.addressing.take_changes() {
+            match change {
+                IpamChange::BlockClaimed { node, block } => self.record(
+                    "blockClaimed",
+                    block.to_string(),
+                    format!("affine to {node}"),
+                ),
+                IpamChange::BlockAffinityReleased { node, block } => self.record(
+                    "blockReleased",
+                    block.to_string(),
+                    format!("no longer affine to {node}"),
+                ),
+                IpamChange::BlockDeleted { block } => {
+                    self.record("blockDeleted", block.to_string(), "empty, deleted")
+                }
+                IpamChange::Borrowed { node, ip, block } => self.record(
+                    "borrowed",
+                    ip.to_string(),
+                    format!("{node} borrowed from {block}"),
+                ),
+                IpamChange::BorrowReleased { node, ip } => self.record(
+                    "borrowReleased",
+                    ip.to_string(),
+                    format!("released by {node}"),
+                ),
+            }
+        }
+    }
+
+    fn queue_creations(&mut self, from: SimTime, slots: Vec<(usize, PodSlot)>) {
+        let mut at = from;
+        for (workload, slot) in slots {
+            self.queue.push(at, Event::CreatePod { workload, slot });
+            at = at + POD_CREATION_INTERVAL;
+        }
+    }
+
+    fn queue_retry(&mut self) {
+        if !self.retry_queued {
+            self.retry_queued = true;
+            self.queue.push(self.now, Event::RetryPending);
+        }
+    }
+
+    fn create_pod(&mut self, w: usize, slot: PodSlot) {
+        let workload = &self.scenario.workloads[w];
+        if !self.world.cluster.wants(w, slot) {
+            return;
+        }
+        let name = match slot {
+            PodSlot::Ordinal(i) => workload.pod_name(i),
+            PodSlot::Daemon(node) => {
+                let n = self.world.topology.node(node);
+                if n.deleted {
+                    return;
+                }
+                workload.daemon_pod_name(&n.name)
+            }
+        };
+        let id = self
+            .world
+            .cluster
+            .add_pod(w, slot, &workload.namespace, &name);
+        self.record(
+            "podCreated",
+            format!("{}/{name}", workload.namespace),
+            "created",
+        );
+        self.place(id);
+    }
+
+    /// Schedules a pod (if it has no node) and gives it an address (if it has none).
+    fn place(&mut self, id: PodId) {
+        let w = self.world.cluster.pod(id).workload;
+        let workload = &self.scenario.workloads[w];
+        if self.world.cluster.pod(id).node.is_none() {
+            let node = match self.world.cluster.pod(id).slot {
+                PodSlot::Daemon(node) => {
+                    let n = self.world.topology.node(node);
+                    let fits = !n.down && self.world.cluster.pods_on(node) < n.max_pods as usize;
+                    fits.then_some(node)
+                }
+                PodSlot::Ordinal(_) => self.choose_node(w),
+            };
+            let Some(node) = node else {
+                let pod = self.world.cluster.pod_mut(id);
+                if pod.reason.as_deref() != Some("Unschedulable") {
+                    pod.status = PodStatus::Pending;
+                    pod.reason = Some("Unschedulable".to_string());
+                    let key = pod.key();
+                    self.record("podPending", key, "Unschedulable: no eligible node");
+                }
+                return;
+            };
+            self.world.cluster.bind(id, node);
+            let key = self.world.cluster.pod(id).key();
+            let node_name = self.world.topology.node(node).name.clone();
+            self.record("podScheduled", key, format!("on {node_name}"));
+        }
+        let Some(node) = self.world.cluster.pod(id).node else {
+            return;
+        };
+        if self.world.cluster.pod(id).address.is_some() {
+            return;
+        }
+        let topo_node = self.world.topology.node(node);
+        let pod = self.world.cluster.pod(id);
+        let request = PodRequest {
+            namespace: &pod.namespace,
+            name: &pod.name,
+            labels: &workload.labels,
+            annotations: &workload.annotations,
+            node: topo_node,
+            stateful: workload.kind == WorkloadKind::StatefulSet,
+        };
+        let result = self
+            .world
+            .addressing
+            .assign(self.now, &request, &self.world.namespaces);
+        let key = pod.key();
+        let node_down = topo_node.down;
+        match result {
+            Ok(address) => {
+                let outcome = format!(
+                    "{} from {}{}",
+                    address.ip,
+                    address.block.map_or(address.pool.clone(), |b| format!(
+                        "{} block {b}",
+                        address.pool
+                    )),
+                    if address.borrowed { " (borrowed)" } else { "" }
+                );
+                let pod = self.world.cluster.pod_mut(id);
+                pod.address = Some(address);
+                pod.status = if node_down {
+                    PodStatus::Unknown
+                } else {
+                    PodStatus::Running
+                };
+                pod.reason = None;
+                self.record("podAddressed", key, outcome);
+            }
+            Err(message) => {
+                let pod = self.world.cluster.pod_mut(id);
+                let changed = pod.reason.as_deref() != Some(message.as_str());
+                pod.status = PodStatus::Pending;
+                pod.reason = Some(message.clone());
+                pod.ipam_failure = true;
+                if changed {
+                    self.record("podPending", key, message);
+                }
+            }
+        }
+    }
+
+    /// The eligible node with the fewest pods; ties broken by the scheduling stream.
+    fn choose_node(&mut self, w: usize) -> Option<NodeId> {
+        let selector = &self.scenario.workloads[w].node_selector;
+        let mut best: Vec<NodeId> = Vec::new();
+        let mut fewest = usize::MAX;
+        for (id, node) in self.world.topology.live_nodes() {
+            if node.down || !selector.iter().all(|(k, v)| node.labels.get(k) == Some(v)) {
+                continue;
+            }
+            let pods = self.world.cluster.pods_on(id);
+            if pods >= node.max_pods as usize {
+                continue;
+            }
+            match pods.cmp(&fewest) {
+                std::cmp::Ordering::Less => {
+                    fewest = pods;
+                    best.clear();
+                    best.push(id);
+                }
+                std::cmp::Ordering::Equal => best.push(id),
+                std::cmp::Ordering::Greater => {}
+            }
+        }
+        match best.len() {
+            0 => None,
+            1 => Some(best[0]),
+            n => Some(best[self.scheduling.index(n)]),
+        }
+    }
+
+    fn retry_pending(&mut self) {
+        self.retry_queued = false;
+        for id in self.world.cluster.pending() {
+            self.place(id);
+        }
+    }
+
+    /// Removes a pod: its address returns to IPAM (kept for a Spiderpool StatefulSet pod
+    /// that will come back with the same name).
+    fn remove_pod(&mut self, id: PodId, keep_address: bool, why: &str) {
+        let pod = self.world.cluster.remove_pod(id);
+        if pod.address.is_some() {
+            self.world
+                .addressing
+                .release(self.now, &pod.namespace, &pod.name, keep_address);
+        }
+        self.record("podDeleted", pod.key(), why.to_string());
     }
 
     /// Applies scenario action `i` to the world.
     fn apply(&mut self, i: usize) {
         let action = self.scenario.actions[i].action.clone();
-        let topo = &mut self.world.topology;
         match action {
-            Action::NodeDown(name) | Action::NodeUp(name) => {
-                let down = matches!(self.scenario.actions[i].action, Action::NodeDown(_));
-                let kind = if down { "nodeDown" } else { "nodeUp" };
-                let Some(id) = topo.node_by_name(&name) else {
-                    return self.record(kind, name, "ignored: no such node");
-                };
-                let node = topo.node_mut(id);
-                let outcome = if node.deleted {
-                    "ignored: node deleted"
-                } else if node.down == down {
-                    if down {
-                        "ignored: already down"
-                    } else {
-                        "ignored: already up"
-                    }
-                } else {
-                    node.down = down;
-                    if down { "down" } else { "up" }
-                };
-                self.record(kind, name, outcome);
-            }
-            Action::DeleteNode(name) => {
-                let outcome = match topo.node_by_name(&name) {
-                    Some(id) if !topo.node(id).deleted => {
-                        topo.node_mut(id).deleted = true;
-                        "deleted"
-                    }
-                    _ => "ignored: no such node",
-                };
-                self.record("deleteNode", name, outcome);
-            }
+            Action::NodeDown(name) => self.node_down(&name, true),
+            Action::NodeUp(name) => self.node_down(&name, false),
+            Action::DeleteNode(name) => self.delete_node(&name),
             Action::AddNodes(add) => {
                 let mut added: Vec<NodeId> = Vec::new();
                 for node in add.nodes {
-                    added.push(topo.add_node(add.rack, node));
+                    added.push(self.world.topology.add_node(add.rack, node));
                 }
+                let mut slots = Vec::new();
                 for id in added {
-                    let (name, ip) = {
-                        let n = self.world.topology.node(id);
-                        (n.name.clone(), n.ip)
-                    };
-                    self.record("addNode", name, format!("joined with address {ip}"));
+                    let node = self.world.topology.node(id).clone();
+                    self.world.addressing.add_node(self.now, &node);
+                    self.record(
+                        "addNode",
+                        node.name.clone(),
+                        format!("joined with address {}", node.ip),
+                    );
+                    for (w, workload) in self.scenario.workloads.iter().enumerate() {
+                        if workload.kind == WorkloadKind::DaemonSet {
+                            slots.push((w, PodSlot::Daemon(id)));
+                        }
+                    }
                 }
+                self.queue_creations(self.now, slots);
+                self.queue_retry();
             }
             Action::LinkDown(a, b) | Action::LinkUp(a, b) => {
                 let up = matches!(self.scenario.actions[i].action, Action::LinkUp(..));
+                let topo = &mut self.world.topology;
                 let kind = if up { "linkUp" } else { "linkDown" };
                 let link = topo
                     .device_by_name(&a)
@@ -245,58 +506,176 @@ impl<'s> Simulation<'s> {
                 };
                 self.record(kind, format!("{a}--{b}"), outcome);
             }
-            // Workloads, pods and resources are simulated by the IPAM layer; until it handles
-            // them the action is logged as not applied, never silently dropped.
-            Action::Scale { .. }
-            | Action::DeletePods(_)
-            | Action::Apply { .. }
-            | Action::Delete { .. } => {
-                let kind = action.kind();
-                let subject = match &action {
-                    Action::Scale {
+            Action::Scale {
+                workload,
+                namespace,
+                replicas,
+            } => {
+                let Some(w) = self.workload_index(&workload, &namespace) else {
+                    return;
+                };
+                self.record(
+                    "scale",
+                    format!("{namespace}/{workload}"),
+                    format!("to {replicas} replicas"),
+                );
+                let removed = self.world.cluster.scale_down_to(w, replicas);
+                for id in removed {
+                    self.remove_pod(id, false, "scaled down");
+                }
+                let added = self.world.cluster.scale_to(w, replicas);
+                let slots = added
+                    .into_iter()
+                    .map(|o| (w, PodSlot::Ordinal(o)))
+                    .collect();
+                self.queue_creations(self.now, slots);
+                self.queue_retry();
+            }
+            Action::DeletePods(which) => {
+                let victims: Vec<PodId> = match &which {
+                    DeletePods::Workload {
                         workload,
                         namespace,
-                        ..
-                    } => format!("{namespace}/{workload}"),
-                    Action::Delete { kind, name } => format!("{kind}/{name}"),
-                    Action::Apply { resource } => {
-                        let r = &self.scenario.applied[*resource];
-                        format!("{}/{}", r.kind, r.name)
+                        count,
+                    } => {
+                        let Some(w) = self.workload_index(workload, namespace) else {
+                            return;
+                        };
+                        self.world.cluster.highest_pods(w, *count as usize)
                     }
-                    Action::DeletePods(d) => format!("{d:?}"),
-                    _ => String::new(),
+                    DeletePods::Pod(name) => self.world.cluster.find(name).into_iter().collect(),
                 };
-                self.log.push(LogEntry {
-                    time_us: self.now.as_micros(),
-                    kind,
-                    subject,
-                    outcome: "not simulated yet".to_string(),
-                });
+                let mut slots = Vec::new();
+                for id in victims {
+                    let pod = self.world.cluster.pod(id);
+                    let (w, slot) = (pod.workload, pod.slot);
+                    let stateful = self.scenario.workloads[w].kind == WorkloadKind::StatefulSet;
+                    self.remove_pod(id, stateful, "deleted");
+                    // Controllers replace what they own; a bare Pod is gone for good.
+                    match self.scenario.workloads[w].kind {
+                        WorkloadKind::Pod => self.world.cluster.forget_slot(w, slot),
+                        WorkloadKind::DaemonSet => slots.push((w, slot)),
+                        WorkloadKind::Deployment | WorkloadKind::StatefulSet => {
+                            self.world.cluster.forget_slot(w, slot);
+                            let ordinals = self.world.cluster.add_ordinals(w, 1);
+                            slots.extend(ordinals.into_iter().map(|o| (w, PodSlot::Ordinal(o))));
+                        }
+                    }
+                }
+                self.queue_creations(self.now, slots);
+                self.queue_retry();
+            }
+            Action::Apply { resource } => {
+                let r = &self.scenario.applied[resource];
+                let subject = format!("{}/{}", r.kind, r.name);
+                match &self.scenario.applied_specs[resource] {
+                    Some(ResourceSpec::Namespace(ns)) => {
+                        self.world.namespaces.insert(ns.name.clone(), ns.clone());
+                        self.record("apply", subject, "applied");
+                    }
+                    Some(spec) => {
+                        let outcome = match self.world.addressing.apply(spec) {
+                            Some(refused) => {
+                                self.notes.push(format!("{subject}: {refused}"));
+                                format!("refused: {refused}")
+                            }
+                            None => "applied".to_string(),
+                        };
+                        self.world
+                            .addressing
+                            .refresh_tunnels(self.now, &self.world.topology);
+                        self.record("apply", subject, outcome);
+                    }
+                    None => self.record("apply", subject, "ignored"),
+                }
+                self.queue_retry();
+            }
+            Action::Delete { kind, name } => {
+                if kind == "Namespace" {
+                    self.world.namespaces.remove(&name);
+                }
+                self.world.addressing.delete(&kind, &name);
+                self.world
+                    .addressing
+                    .refresh_tunnels(self.now, &self.world.topology);
+                self.record("delete", format!("{kind}/{name}"), "deleted");
+                self.queue_retry();
             }
         }
     }
 
-    /// The state now.
-    pub fn snapshot(&self) -> Snapshot {
-        let topo = &self.world.topology;
-        let live: Vec<_> = topo.live_nodes().collect();
-        let nodes_down = live
+    fn workload_index(&self, name: &str, namespace: &str) -> Option<usize> {
+        self.scenario
+            .workloads
             .iter()
-            .filter(|(_, n)| n.down)
-            .map(|(_, n)| n.name.clone())
-            .collect();
-        let links_down = topo
-            .links
-            .iter()
-            .filter(|l| !l.up)
-            .map(|l| [topo.device(l.a).name.clone(), topo.device(l.b).name.clone()])
-            .collect();
-        Snapshot {
-            time_us: self.now.as_micros(),
-            nodes: live.len(),
-            nodes_up: live.iter().filter(|(_, n)| !n.down).count(),
-            nodes_down,
-            links_down,
+            .position(|w| w.name == name && w.namespace == namespace)
+    }
+
+    fn node_down(&mut self, name: &str, down: bool) {
+        let kind = if down { "nodeDown" } else { "nodeUp" };
+        let Some(id) = self.world.topology.node_by_name(name) else {
+            return self.record(kind, name, "ignored: no such node");
+        };
+        let node = self.world.topology.node_mut(id);
+        if node.deleted {
+            return self.record(kind, name, "ignored: node deleted");
         }
+        if node.down == down {
+            return self.record(
+                kind,
+                name,
+                if down {
+                    "ignored: already down"
+                } else {
+                    "ignored: already up"
+                },
+            );
+        }
+        node.down = down;
+        // Its pods stop (Unknown) or run again with the same addresses; they are not moved.
+        for pid in self.world.cluster.pods_of_node(id) {
+            let pod = self.world.cluster.pod_mut(pid);
+            if pod.address.is_some() {
+                pod.status = if down {
+                    PodStatus::Unknown
+                } else {
+                    PodStatus::Running
+                };
+            }
+        }
+        self.record(kind, name, if down { "down" } else { "up" });
+        if !down {
+            self.queue_retry();
+        }
+    }
+
+    fn delete_node(&mut self, name: &str) {
+        let Some(id) = self
+            .world
+            .topology
+            .node_by_name(name)
+            .filter(|id| !self.world.topology.node(*id).deleted)
+        else {
+            return self.record("deleteNode", name, "ignored: no such node");
+        };
+        let mut slots = Vec::new();
+        for pid in self.world.cluster.pods_of_node(id) {
+            let pod = self.world.cluster.pod(pid);
+            let (w, slot) = (pod.workload, pod.slot);
+            let kind = self.scenario.workloads[w].kind;
+            self.remove_pod(pid, false, &format!("node {name} deleted"));
+            match kind {
+                // Controllers recreate their pods elsewhere, StatefulSet pods with their name.
+                WorkloadKind::Deployment | WorkloadKind::StatefulSet => slots.push((w, slot)),
+                WorkloadKind::DaemonSet | WorkloadKind::Pod => {
+                    self.world.cluster.forget_slot(w, slot)
+                }
+            }
+        }
+        self.world.topology.node_mut(id).deleted = true;
+        self.world.addressing.remove_node(self.now, name);
+        self.record("deleteNode", name, "deleted");
+        self.queue_creations(self.now, slots);
+        self.queue_retry();
     }
 }

@@ -271,6 +271,11 @@ impl CalicoIpam {
         self.pools.remove(name);
     }
 
+    /// The names of the pools, in name order.
+    pub fn pool_names(&self) -> Vec<String> {
+        self.pools.keys().cloned().collect()
+    }
+
     pub fn pool(&self, name: &str) -> Option<&IpPool> {
         self.pools.get(name).map(|s| &s.pool)
     }

@@ -1,0 +1,77 @@
+//! `podnet check`: run scenarios and judge their expectations, for people and for CI.
+
+use super::common::load_and_run;
+use super::{CheckArgs, Format, exit};
+use crate::report::junit::{self, Suite};
+use crate::sim::expect::ExpectationResult;
+
+pub fn check(args: &CheckArgs) -> i32 {
+    let mut code = exit::OK;
+    let mut runs: Vec<(String, String, Vec<ExpectationResult>)> = Vec::new();
+    for path in &args.scenarios {
+        match load_and_run(Some(path), None, None, args.format == Format::Text) {
+            Ok(ran) => {
+                if ran.results.iter().any(|r| !r.passed) && code == exit::OK {
+                    code = exit::FAILED;
+                }
+                runs.push((
+                    ran.scenario.name.clone(),
+                    path.display().to_string(),
+                    ran.results,
+                ));
+            }
+            // Invalid input wins over failed expectations.
+            Err(c) => code = c,
+        }
+    }
+    let passed: usize = runs
+        .iter()
+        .map(|(_, _, r)| r.iter().filter(|x| x.passed).count())
+        .sum();
+    let total: usize = runs.iter().map(|(_, _, r)| r.len()).sum();
+    match args.format {
+        Format::Text => {
+            for (name, file, results) in &runs {
+                if args.scenarios.len() > 1 {
+                    println!("{name} ({file})");
+                }
+                for r in results {
+                    if r.passed {
+                        println!("PASS {}: {}", r.name, r.actual);
+                    } else {
+                        println!("FAIL {}: expected {}, got {}", r.name, r.expected, r.actual);
+                    }
+                }
+            }
+            println!("{passed} passed, {} failed", total - passed);
+        }
+        Format::Json => {
+            let value = serde_json::json!({
+                "scenarios": runs.iter().map(|(name, file, results)| serde_json::json!({
+                    "scenario": name, "file": file, "expectations": results,
+                })).collect::<Vec<_>>(),
+                "passed": passed,
+                "failed": total - passed,
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
+        }
+    }
+    if let Some(junit_path) = &args.junit {
+        let suites: Vec<Suite> = runs
+            .iter()
+            .map(|(name, file, results)| Suite {
+                name,
+                file,
+                results,
+            })
+            .collect();
+        if let Err(e) = std::fs::write(junit_path, junit::render(&suites)) {
+            eprintln!("cannot write {}: {e}", junit_path.display());
+            return exit::INVALID;
+        }
+    }
+    code
+}

@@ -1,0 +1,69 @@
+//! What several subcommands share: loading a scenario (or the built-in one), running it, and
+//! evaluating its expectations, with errors printed once and mapped to exit codes.
+
+use std::path::Path;
+
+use super::exit;
+use crate::model::time::SimTime;
+use crate::scenario::{self, Scenario};
+use crate::sim::expect::{self, ExpectationResult};
+use crate::sim::{Outcome, Simulation};
+
+/// The built-in quick-start scenario (the same file as `scenarios/quickstart.yaml`).
+pub const QUICKSTART: &str = include_str!("../../scenarios/quickstart.yaml");
+
+/// A scenario after its run.
+pub struct Ran {
+    pub scenario: Scenario,
+    pub outcome: Outcome,
+    pub results: Vec<ExpectationResult>,
+}
+
+/// Loads `path` (or the quick start), applies overrides, runs it and evaluates expectations.
+/// Problems are printed on stderr; the error is the exit code.
+pub fn load_and_run(
+    path: Option<&Path>,
+    seed: Option<u64>,
+    until: Option<&str>,
+    warn: bool,
+) -> Result<Ran, i32> {
+    let loaded = match path {
+        Some(path) => scenario::load(path),
+        None => scenario::load_str("scenarios/quickstart.yaml", QUICKSTART),
+    };
+    let mut scenario = loaded.map_err(|diags| {
+        eprint!("{diags}");
+        exit::INVALID
+    })?;
+    if let Some(seed) = seed {
+        scenario.seed = seed;
+    }
+    if let Some(until) = until {
+        let d = scenario::duration::parse_duration(until).map_err(|e| {
+            eprintln!("--until: {e}");
+            exit::INVALID
+        })?;
+        scenario.until = Some(SimTime::ZERO + d);
+    }
+    if warn {
+        for line in scenario.warning_lines() {
+            eprintln!("{line}");
+        }
+    }
+    let outcome = Simulation::new(&scenario).run();
+    let results = expect::evaluate(&scenario.expectations, &outcome.snapshots, &outcome.last)
+        .map_err(|missing| {
+            let file = path.map_or("scenarios/quickstart.yaml".to_string(), |p| {
+                p.display().to_string()
+            });
+            for m in missing {
+                eprintln!("{file}: expectation {m}");
+            }
+            exit::INVALID
+        })?;
+    Ok(Ran {
+        scenario,
+        outcome,
+        results,
+    })
+}

@@ -1,0 +1,239 @@
+//! Workloads and their pods: which pods each workload wants, which exist, where they run.
+//!
+//! Invariants: pod ids grow with creation order and are never reused, so iterating pods by id
+//! is iterating them in creation order; a (namespace, name) maps to at most one live pod; a
+//! workload's wanted slots are its replica ordinals (Deployment, StatefulSet, Pod) or one slot
+//! per node (DaemonSet). Scheduling and addressing decisions are made by the engine; this
+//! module only keeps the books.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::addressing::PodAddress;
+use crate::model::topology::NodeId;
+use crate::model::workload::{PodStatus, Workload};
+
+/// A pod, by creation order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PodId(pub u64);
+
+/// Which of its workload's pods this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PodSlot {
+    /// Deployment, StatefulSet and bare Pod: the replica ordinal (`web-3` is 3).
+    Ordinal(u32),
+    /// DaemonSet: the node the pod belongs to.
+    Daemon(NodeId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pod {
+    pub id: PodId,
+    pub workload: usize,
+    pub slot: PodSlot,
+    pub namespace: String,
+    pub name: String,
+    pub node: Option<NodeId>,
+    pub status: PodStatus,
+    /// Why it is Pending (`Unschedulable` or the IPAM's own words).
+    pub reason: Option<String>,
+    pub address: Option<PodAddress>,
+    /// The last attempt to give it an address failed (it is Pending for an IPAM reason).
+    pub ipam_failure: bool,
+}
+
+impl Pod {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    pub fn pending_for_ipam(&self) -> bool {
+        self.status == PodStatus::Pending && self.ipam_failure && self.node.is_some()
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Cluster {
+    pods: BTreeMap<PodId, Pod>,
+    next_id: u64,
+    by_name: BTreeMap<(String, String), PodId>,
+    /// Per workload, the slots it wants filled.
+    wanted: Vec<BTreeSet<PodSlot>>,
+    /// Per workload and slot, the pod filling it.
+    filled: BTreeMap<(usize, PodSlot), PodId>,
+    per_node: BTreeMap<NodeId, BTreeSet<PodId>>,
+}
+
+impl Cluster {
+    pub fn new(workloads: &[Workload]) -> Cluster {
+        Cluster {
+            wanted: vec![BTreeSet::new(); workloads.len()],
+            ..Cluster::default()
+        }
+    }
+
+    fn ordinals(&self, w: usize) -> impl DoubleEndedIterator<Item = u32> + '_ {
+        self.wanted[w].iter().filter_map(|s| match s {
+            PodSlot::Ordinal(o) => Some(*o),
+            PodSlot::Daemon(_) => None,
+        })
+    }
+
+    /// Wants `n` more ordinals, the lowest unused ones; returns them.
+    pub fn add_ordinals(&mut self, w: usize, n: usize) -> Vec<u32> {
+        let mut added = Vec::with_capacity(n);
+        let mut candidate = 0u32;
+        while added.len() < n {
+            if !self.wanted[w].contains(&PodSlot::Ordinal(candidate)) {
+                self.wanted[w].insert(PodSlot::Ordinal(candidate));
+                added.push(candidate);
+            }
+            candidate = candidate.saturating_add(1);
+        }
+        added
+    }
+
+    /// Grows the workload to `replicas` wanted ordinals; returns the new ones.
+    pub fn scale_to(&mut self, w: usize, replicas: u32) -> Vec<u32> {
+        let have = self.ordinals(w).count();
+        let want = replicas as usize;
+        if want > have {
+            self.add_ordinals(w, want - have)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Shrinks the workload to `replicas` ordinals, dropping the highest; returns the existing
+    /// pods that must go (not-yet-created ones are simply no longer wanted).
+    pub fn scale_down_to(&mut self, w: usize, replicas: u32) -> Vec<PodId> {
+        let mut victims = Vec::new();
+        while self.ordinals(w).count() > replicas as usize {
+            let Some(highest) = self.ordinals(w).next_back() else {
+                break;
+            };
+            let slot = PodSlot::Ordinal(highest);
+            self.wanted[w].remove(&slot);
+            if let Some(id) = self.filled.get(&(w, slot)) {
+                victims.push(*id);
+            }
+        }
+        victims
+    }
+
+    /// Whether a creation for this slot should still happen (wanted and not filled). A
+    /// DaemonSet slot is wanted as soon as it is asked for.
+    pub fn wants(&mut self, w: usize, slot: PodSlot) -> bool {
+        if let PodSlot::Daemon(_) = slot {
+            self.wanted[w].insert(slot);
+        }
+        self.wanted[w].contains(&slot) && !self.filled.contains_key(&(w, slot))
+    }
+
+    pub fn forget_slot(&mut self, w: usize, slot: PodSlot) {
+        self.wanted[w].remove(&slot);
+    }
+
+    pub fn add_pod(&mut self, w: usize, slot: PodSlot, namespace: &str, name: &str) -> PodId {
+        let id = PodId(self.next_id);
+        self.next_id += 1;
+        self.pods.insert(
+            id,
+            Pod {
+                id,
+                workload: w,
+                slot,
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                node: None,
+                status: PodStatus::Pending,
+                reason: None,
+                address: None,
+                ipam_failure: false,
+            },
+        );
+        self.by_name
+            .insert((namespace.to_string(), name.to_string()), id);
+        self.filled.insert((w, slot), id);
+        id
+    }
+
+    pub fn bind(&mut self, id: PodId, node: NodeId) {
+        if let Some(pod) = self.pods.get_mut(&id) {
+            pod.node = Some(node);
+            self.per_node.entry(node).or_default().insert(id);
+        }
+    }
+
+    pub fn remove_pod(&mut self, id: PodId) -> Pod {
+        let pod = self.pods.remove(&id).expect("removing a pod that exists");
+        self.by_name
+            .remove(&(pod.namespace.clone(), pod.name.clone()));
+        self.filled.remove(&(pod.workload, pod.slot));
+        if let Some(node) = pod.node
+            && let Some(set) = self.per_node.get_mut(&node)
+        {
+            set.remove(&id);
+        }
+        pod
+    }
+
+    pub fn pod(&self, id: PodId) -> &Pod {
+        &self.pods[&id]
+    }
+
+    pub fn pod_mut(&mut self, id: PodId) -> &mut Pod {
+        self.pods.get_mut(&id).expect("a pod that exists")
+    }
+
+    /// Pods in creation order.
+    pub fn pods(&self) -> impl Iterator<Item = &Pod> {
+        self.pods.values()
+    }
+
+    pub fn pods_on(&self, node: NodeId) -> usize {
+        self.per_node.get(&node).map_or(0, BTreeSet::len)
+    }
+
+    pub fn pods_of_node(&self, node: NodeId) -> Vec<PodId> {
+        self.per_node
+            .get(&node)
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Pending pods, in creation order.
+    pub fn pending(&self) -> Vec<PodId> {
+        self.pods
+            .values()
+            .filter(|p| p.status == PodStatus::Pending)
+            .map(|p| p.id)
+            .collect()
+    }
+
+    /// The `count` existing pods of a workload with the highest ordinals (DaemonSet pods in
+    /// reverse node order).
+    pub fn highest_pods(&self, w: usize, count: usize) -> Vec<PodId> {
+        self.filled
+            .range((w, PodSlot::Ordinal(0))..=(w, PodSlot::Daemon(NodeId(u32::MAX))))
+            .rev()
+            .take(count)
+            .map(|(_, id)| *id)
+            .collect()
+    }
+
+    /// A pod by `name` (any namespace, first in name order) or `namespace/name`.
+    pub fn find(&self, reference: &str) -> Option<PodId> {
+        match reference.split_once('/') {
+            Some((ns, name)) => self
+                .by_name
+                .get(&(ns.to_string(), name.to_string()))
+                .copied(),
+            None => self
+                .by_name
+                .iter()
+                .find(|((_, name), _)| name == reference)
+                .map(|(_, id)| *id),
+        }
+    }
+}
