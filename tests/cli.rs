@@ -1,0 +1,364 @@
+//! The command line (SPEC §1): help, exit codes, what each subcommand prints and writes.
+//!
+//! Every test runs the built binary through [`podnet`], which also asserts that no output
+//! ever shows a panic or a backtrace, whatever the input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// What one run of the binary did.
+struct Output {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `podnet ARGS` in the crate's root (so `scenarios/quickstart.yaml` resolves).
+fn podnet(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("run podnet");
+    let output = Output {
+        code: out.status.code().expect("exited with a code"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    for text in [&output.stdout, &output.stderr] {
+        assert!(
+            !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
+            "podnet {args:?} panicked:\n{text}"
+        );
+    }
+    output
+}
+
+/// A fresh temporary folder.
+fn temp_dir() -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("podnet-cli-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write scenario");
+    path.display().to_string()
+}
+
+const QUICKSTART: &str = "scenarios/quickstart.yaml";
+
+/// The quick start with its first expectation made impossible (25 of 24 pods running).
+fn failing_scenario(dir: &Path) -> String {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(QUICKSTART))
+        .expect("read quickstart");
+    let bad = text.replace("running: 24, pending: 0", "running: 25, pending: 0");
+    assert_ne!(bad, text, "the quick start's first expectation changed");
+    write(dir, "failing.yaml", &bad)
+}
+
+const INVALID: &str = "name: bad\nfoo: 1\n";
+
+#[test]
+fn help_exits_0_and_shows_an_example() {
+    let cases: &[&[&str]] = &[
+        &["--help"],
+        &["run", "--help"],
+        &["check", "--help"],
+        &["validate", "--help"],
+        &["schema", "--help"],
+    ];
+    for args in cases {
+        let out = podnet(args);
+        assert_eq!(out.code, 0, "podnet {args:?}: {}", out.stderr);
+        assert!(
+            out.stdout.contains("Example") && out.stdout.contains("podnet "),
+            "podnet {args:?} shows no example:\n{}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn an_unknown_subcommand_or_flag_exits_2() {
+    assert_eq!(podnet(&["frobnicate"]).code, 2);
+    assert_eq!(podnet(&["run", "--frobnicate"]).code, 2);
+    assert_eq!(podnet(&[]).code, 2);
+}
+
+#[test]
+fn run_without_a_scenario_runs_the_built_in_one() {
+    let dir = temp_dir();
+    let out_dir = dir.join("out");
+    let out = podnet(&["run", "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out_dir.join("events.jsonl").is_file());
+    let report = std::fs::read_to_string(out_dir.join("report.json")).expect("report.json");
+    let json: serde_json::Value = serde_json::from_str(&report).expect("report.json is JSON");
+    for key in [
+        "podnet",
+        "scenario",
+        "seed",
+        "endTimeUs",
+        "summary",
+        "pools",
+        "nodes",
+        "pods",
+        "expectations",
+        "warnings",
+    ] {
+        assert!(json.get(key).is_some(), "report.json lacks `{key}`");
+    }
+    assert_eq!(json["scenario"], "quickstart");
+    assert_eq!(json["seed"], 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_json_prints_the_report() {
+    let dir = temp_dir();
+    let out_dir = dir.join("out");
+    let out = podnet(&[
+        "run",
+        QUICKSTART,
+        "--format",
+        "json",
+        "--seed",
+        "3",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("stdout is JSON");
+    assert_eq!(json["seed"], 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_until_without_a_unit_exits_2() {
+    let dir = temp_dir();
+    let out = podnet(&["run", "--until", "10", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("--until") && out.stderr.contains("unit"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_of_an_invalid_or_missing_file_exits_2() {
+    let dir = temp_dir();
+    let bad = write(&dir, "bad.yaml", INVALID);
+    let out = podnet(&["run", &bad, "--out", dir.join("o").to_str().unwrap()]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains(&format!("{bad}:2:1: foo: unknown field `foo`")),
+        "{}",
+        out.stderr
+    );
+    let out = podnet(&["run", "no-such-file.yaml"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no-such-file.yaml"), "{}", out.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validate_a_valid_file_exits_0() {
+    let out = podnet(&["validate", QUICKSTART]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("valid"), "{}", out.stdout);
+}
+
+#[test]
+fn validate_a_bad_file_prints_located_lines_and_exits_2() {
+    let dir = temp_dir();
+    let bad = write(
+        &dir,
+        "bad.yaml",
+        "name: Bad\ntopology:\n  zones:\n  - name: z\n    racks:\n    - {name: r, subnet: 10.0.0.5/24}\n",
+    );
+    let out = podnet(&["validate", &bad]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stdout
+            .contains(&format!("{bad}:1:7: name: `Bad` must be")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "{bad}:6:25: topology.zones[0].racks[0].subnet: `10.0.0.5/24` has host bits set; did you mean `10.0.0.0/24`?"
+        )),
+        "{}",
+        out.stdout
+    );
+    // Every problem line has the FILE:LINE:COL: shape.
+    let located = out
+        .stdout
+        .lines()
+        .filter(|l| {
+            let mut parts = l.strip_prefix(&bad).unwrap_or("").splitn(4, ':');
+            parts.next() == Some("")
+                && parts.next().is_some_and(|n| n.parse::<u32>().is_ok())
+                && parts.next().is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .count();
+    assert!(located >= 2, "{}", out.stdout);
+    // Several files: each is validated, and any invalid one makes the exit code 2.
+    let out = podnet(&["validate", QUICKSTART, &bad]);
+    assert_eq!(out.code, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn validate_a_missing_file_names_it_and_exits_2() {
+    let out = podnet(&["validate", "no-such-file.yaml"]);
+    assert_eq!(out.code, 2);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(all.contains("no-such-file.yaml:1:1: cannot read"), "{all}");
+}
+
+#[test]
+fn check_of_the_quick_start_passes() {
+    let out = podnet(&["check", QUICKSTART]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let last = out.stdout.lines().last().unwrap_or("");
+    let (passed, rest) = last.split_once(" passed, ").expect("closing line");
+    assert!(passed.parse::<u32>().unwrap() > 0, "{last}");
+    assert_eq!(rest, "0 failed");
+    assert!(!out.stdout.contains("FAIL"), "{}", out.stdout);
+}
+
+#[test]
+fn check_of_a_failing_expectation_exits_1_and_shows_expected_and_actual() {
+    let dir = temp_dir();
+    let failing = failing_scenario(&dir);
+    let out = podnet(&["check", &failing]);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    let fail = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("FAIL "))
+        .expect("a FAIL line");
+    assert!(
+        fail.contains("expected running 25") && fail.contains("got running 24"),
+        "{fail}"
+    );
+    assert!(out.stdout.ends_with("1 failed\n"), "{}", out.stdout);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_invalid_input_wins_over_failed_expectations() {
+    let dir = temp_dir();
+    let failing = failing_scenario(&dir);
+    let bad = write(&dir, "bad.yaml", INVALID);
+    assert_eq!(podnet(&["check", &failing, &bad]).code, 2);
+    assert_eq!(podnet(&["check", &bad, &failing]).code, 2);
+    assert_eq!(podnet(&["check", QUICKSTART, &failing]).code, 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_junit_has_one_testcase_per_expectation() {
+    let dir = temp_dir();
+    let failing = failing_scenario(&dir);
+    let junit = dir.join("junit.xml");
+    let out = podnet(&["check", &failing, "--junit", junit.to_str().unwrap()]);
+    assert_eq!(out.code, 1);
+    let xml = std::fs::read_to_string(&junit).expect("junit.xml written");
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    let expectations = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("PASS ") || l.starts_with("FAIL "))
+        .count();
+    assert!(expectations > 0);
+    assert_eq!(xml.matches("<testcase ").count(), expectations, "{xml}");
+    assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn check_json_counts_passed_and_failed() {
+    let dir = temp_dir();
+    let failing = failing_scenario(&dir);
+    let out = podnet(&["check", &failing, "--format", "json"]);
+    assert_eq!(out.code, 1);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("stdout is JSON");
+    assert_eq!(json["failed"], 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The top-level keys of SPEC §2.
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "until",
+    "profile",
+    "topology",
+    "network",
+    "resources",
+    "workloads",
+    "events",
+    "expect",
+    "manifests",
+    "include",
+];
+
+#[test]
+fn schema_lists_every_top_level_key() {
+    let out = podnet(&["schema"]);
+    assert_eq!(out.code, 0);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("schema is JSON");
+    let props = json["properties"]
+        .as_object()
+        .expect("top-level properties");
+    for key in TOP_LEVEL_KEYS {
+        assert!(props.contains_key(*key), "schema lacks `{key}`");
+    }
+}
+
+/// Hostile files through the binary: exit 2, a located message, never a panic.
+#[test]
+fn hostile_files_exit_2_without_panicking() {
+    let dir = temp_dir();
+    let deep = write(
+        &dir,
+        "deep.yaml",
+        &format!("name: t\ntopology: {}\n", "[".repeat(100_000)),
+    );
+    let huge = write(
+        &dir,
+        "huge.yaml",
+        "name: t\ntopology: {zones: [{name: z, racks: [{name: r, subnet: 10.0.0.0/8, nodes: [{namePrefix: w, count: 1000000000}]}]}]}\n",
+    );
+    let binary = write(&dir, "binary.yaml", "name: t\n\u{0}\u{1}\u{2}");
+    for file in [&deep, &huge, &binary] {
+        for cmd in ["validate", "run", "check"] {
+            let out = podnet(
+                &[cmd, file, "--out", dir.join("o").to_str().unwrap()]
+                    [..if cmd == "run" { 4 } else { 2 }],
+            );
+            assert_eq!(
+                out.code, 2,
+                "podnet {cmd} {file}: {}{}",
+                out.stdout, out.stderr
+            );
+            let all = format!("{}{}", out.stdout, out.stderr);
+            assert!(all.contains(&format!("{file}:")), "{all}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
