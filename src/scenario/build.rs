@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use ipnet::IpNet;
 
-use super::decode::{Cx, Loc, StringMap};
+use super::decode::{Cx, LabelMap, Loc, StringMap};
 use super::diag::Pos;
 use super::raw::*;
 use super::resource::Resource;
@@ -105,6 +105,15 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         .map(|r| r.name.clone())
         .collect();
     pool_names.insert("default-ipv4-ippool".to_string());
+    for action in &actions {
+        if let crate::model::action::Action::AddNodes(add) = &action.action {
+            for node in &add.nodes {
+                b.names
+                    .entry(node.name.clone())
+                    .or_insert((Pos::default(), String::new()));
+            }
+        }
+    }
     let expectations = b.expectations(&g.expect, &workloads, &pool_names);
     resources.shrink_to_fit();
 
@@ -131,10 +140,19 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
     })
 }
 
+/// A router's AS number and where it was set (or would be set), for the default checks.
+struct RouterAs {
+    asn: u32,
+    owner: String,
+    defaulted: bool,
+    pos: Pos,
+    path: String,
+}
+
 struct Builder<'c> {
     cx: &'c mut Cx,
     /// Zones, racks, nodes and devices share one namespace: name → where it was defined.
-    names: BTreeMap<String, Pos>,
+    names: BTreeMap<String, (Pos, String)>,
 }
 
 /// Reads an optional field's value.
@@ -142,7 +160,14 @@ fn val<T: Clone>(field: &Option<Loc<T>>) -> Option<T> {
     field.as_ref().map(|l| l.value.clone())
 }
 
-fn labels(field: &Option<Loc<StringMap>>) -> Labels {
+fn labels(field: &Option<Loc<LabelMap>>) -> Labels {
+    field
+        .as_ref()
+        .map(|l| l.value.0.clone())
+        .unwrap_or_default()
+}
+
+fn annotations(field: &Option<Loc<StringMap>>) -> Labels {
     field
         .as_ref()
         .map(|l| l.value.0.clone())
@@ -168,7 +193,7 @@ impl Builder<'_> {
         parent: Pos,
         key: &str,
     ) -> Option<&'a Loc<T>> {
-        if field.is_none() {
+        if field.is_none() && !self.cx.has_error_under(key) {
             self.cx
                 .error(parent, format!("missing required field `{key}`"));
         }
@@ -189,7 +214,10 @@ impl Builder<'_> {
             self.cx.at_key("name", |cx| {
                 cx.error(
                     name.pos,
-                    format!("`{}` must be 1-63 characters of [a-z0-9-]", name.value),
+                    format!(
+                        "`{}` must be 1-63 characters of lowercase letters, digits and `-`",
+                        name.value
+                    ),
                 )
             });
         }
@@ -197,8 +225,10 @@ impl Builder<'_> {
     }
 
     /// Registers a name in the shared namespace of zones, racks, nodes and devices.
+    /// The error is reported at `pos` under the current path, which callers set to the
+    /// field holding the name.
     fn claim_name(&mut self, name: &str, pos: Pos, what: &str) {
-        if let Some(first) = self.names.get(name) {
+        if let Some((first, _)) = self.names.get(name) {
             self.cx.error(
                 pos,
                 format!(
@@ -208,7 +238,22 @@ impl Builder<'_> {
                 ),
             );
         } else {
-            self.names.insert(name.to_string(), pos);
+            self.names.insert(name.to_string(), (pos, self.cx.path()));
+        }
+    }
+
+    /// Registers the name of a router podnet creates (a spine or the core); a zone, rack or
+    /// node that already took it is told to choose another name.
+    fn claim_router_name(&mut self, name: &str) {
+        if let Some((pos, path)) = self.names.get(name).cloned() {
+            self.cx.error_at(
+                pos,
+                &path,
+                format!("`{name}` is the name of a router podnet creates; choose another name"),
+            );
+        } else {
+            self.names
+                .insert(name.to_string(), (Pos::default(), String::new()));
         }
     }
 
@@ -314,10 +359,13 @@ impl Builder<'_> {
                 cx.error(zones.pos, "at least one zone is needed")
             });
         }
+        if !self.node_total_within_limit(&zones.value) {
+            return None;
+        }
         let mut node_ips: BTreeMap<IpAddr, (String, Pos)> = BTreeMap::new();
         let mut subnets: Vec<(IpNet, String, Pos)> = Vec::new();
         let mut total_nodes: u64 = 0;
-        let mut router_as: Vec<(u32, String, bool, Pos)> = Vec::new();
+        let mut router_as: Vec<RouterAs> = Vec::new();
         let mut generated = Vec::new();
 
         self.cx.at_key("zones", |cx| {
@@ -395,6 +443,8 @@ impl Builder<'_> {
             }
         }
         routers.sort();
+        // Zones with the same name (already reported) would give the same spine names twice.
+        routers.dedup();
         if topo.zones.len() >= 2 {
             routers.insert(0, "core".to_string());
         }
@@ -412,11 +462,18 @@ impl Builder<'_> {
             }
             let base = u32::from(Ipv4Addr::new(100, 127, 0, 0));
             loopbacks.insert(name.clone(), IpAddr::V4(Ipv4Addr::from(base + offset)));
-            self.claim_name(name, raw.pos, "device");
+            self.claim_router_name(name);
         }
         let core_as = 65000;
         if topo.zones.len() >= 2 {
-            router_as.push((core_as, "core".to_string(), true, raw.pos));
+            let path = self.cx.path();
+            router_as.push(RouterAs {
+                asn: core_as,
+                owner: "core".to_string(),
+                defaulted: true,
+                pos: raw.pos,
+                path,
+            });
         }
         if fabric.bgp {
             self.check_default_as(&router_as);
@@ -424,6 +481,50 @@ impl Builder<'_> {
         topo.add_fabric(&loopbacks, core_as);
         let _ = generated;
         Some(topo)
+    }
+
+    /// Adds up every generator before building anything, so a topology over the node limit
+    /// is refused without first building the nodes that fit.
+    fn node_total_within_limit(&mut self, zones: &[Loc<RawZone>]) -> bool {
+        let mut total: u64 = 0;
+        for (zi, zone) in zones.iter().enumerate() {
+            for (ri, rack) in zone
+                .value
+                .racks
+                .iter()
+                .flat_map(|r| r.value.iter())
+                .enumerate()
+            {
+                for (ni, node) in rack
+                    .value
+                    .nodes
+                    .iter()
+                    .flat_map(|n| n.value.iter())
+                    .enumerate()
+                {
+                    let count = node.value.count.as_ref().map_or(1, |c| u64::from(c.value));
+                    total += count;
+                    if total > LIMITS.max_nodes {
+                        let pos = node.value.count.as_ref().map_or(node.pos, |c| c.pos);
+                        let message = if count > LIMITS.max_nodes {
+                            format!("{count} is outside 1..={}", LIMITS.max_nodes)
+                        } else {
+                            format!(
+                                "the topology would have more than {} nodes",
+                                LIMITS.max_nodes
+                            )
+                        };
+                        self.cx.error_at(
+                            pos,
+                            &format!("topology.zones[{zi}].racks[{ri}].nodes[{ni}].count"),
+                            message,
+                        );
+                        return false;
+                    }
+                }
+            }
+        }
+        true
     }
 
     fn fabric(&mut self, raw: Option<&Loc<RawFabric>>) -> Fabric {
@@ -481,7 +582,7 @@ impl Builder<'_> {
         field: &Option<Loc<u32>>,
         default: u64,
         owner: &str,
-        router_as: &mut Vec<(u32, String, bool, Pos)>,
+        router_as: &mut Vec<RouterAs>,
         parent: Pos,
     ) -> u32 {
         match field {
@@ -490,12 +591,26 @@ impl Builder<'_> {
                     self.cx
                         .at_key("asNumber", |cx| cx.error(a.pos, "AS number 0 is reserved"));
                 }
-                router_as.push((a.value, owner.to_string(), false, a.pos));
+                let path = self.cx.path();
+                router_as.push(RouterAs {
+                    asn: a.value,
+                    owner: owner.to_string(),
+                    defaulted: false,
+                    pos: a.pos,
+                    path,
+                });
                 a.value
             }
             None => {
                 let v = u32::try_from(default).unwrap_or(u32::MAX);
-                router_as.push((v, owner.to_string(), true, parent));
+                let path = self.cx.path();
+                router_as.push(RouterAs {
+                    asn: v,
+                    owner: owner.to_string(),
+                    defaulted: true,
+                    pos: parent,
+                    path,
+                });
                 v
             }
         }
@@ -503,30 +618,34 @@ impl Builder<'_> {
 
     /// SPEC §2.1: a default AS outside 64512–65534, or colliding with another router's AS,
     /// needs an explicit `asNumber`.
-    fn check_default_as(&mut self, router_as: &[(u32, String, bool, Pos)]) {
-        for (i, (asn, owner, defaulted, pos)) in router_as.iter().enumerate() {
-            if !defaulted {
+    fn check_default_as(&mut self, router_as: &[RouterAs]) {
+        for (i, r) in router_as.iter().enumerate() {
+            if !r.defaulted {
                 continue;
             }
-            if !(64512..=65534).contains(asn) {
-                self.cx.error(
-                    *pos,
+            let (asn, owner) = (r.asn, &r.owner);
+            if !(64512..=65534).contains(&asn) {
+                self.cx.error_at(
+                    r.pos,
+                    &r.path,
                     format!(
                         "the default AS {asn} of `{owner}` is outside the private range \
-                         64512-65534; set `asNumber` explicitly"
+                         64512-65534; set `asNumber` here explicitly"
                     ),
                 );
-            } else if let Some((_, other, _, _)) = router_as
+            } else if let Some(other) = router_as
                 .iter()
                 .enumerate()
-                .find(|(j, (a, ..))| *j != i && a == asn)
-                .map(|(_, x)| x)
+                .find(|(j, o)| *j != i && o.asn == asn)
+                .map(|(_, o)| o)
             {
-                self.cx.error(
-                    *pos,
+                self.cx.error_at(
+                    r.pos,
+                    &r.path,
                     format!(
-                        "the default AS {asn} of `{owner}` collides with `{other}`; set \
-                         `asNumber` explicitly"
+                        "the default AS {asn} of `{owner}` collides with `{}` (line {}, column {}); \
+                         set `asNumber` here explicitly",
+                        other.owner, other.pos.line, other.pos.col
                     ),
                 );
             }
@@ -544,7 +663,7 @@ impl Builder<'_> {
         subnets: &mut Vec<(IpNet, String, Pos)>,
         node_ips: &mut BTreeMap<IpAddr, (String, Pos)>,
         total_nodes: &mut u64,
-        router_as: &mut Vec<(u32, String, bool, Pos)>,
+        router_as: &mut Vec<RouterAs>,
         generated: &mut Vec<String>,
     ) {
         let name = self
@@ -559,8 +678,15 @@ impl Builder<'_> {
                 };
                 b.check_dns(&n.value, n.pos);
             });
-            self.claim_name(&n.value, n.pos, "rack");
-            self.claim_name(&format!("tor-{}", n.value), n.pos, "device");
+            self.cx.at_key("name", |cx| {
+                let mut b = Builder {
+                    cx,
+                    names: std::mem::take(&mut self.names),
+                };
+                b.claim_name(&n.value, n.pos, "rack");
+                b.claim_name(&format!("tor-{}", n.value), n.pos, "device");
+                self.names = b.names;
+            });
         }
         let Some(subnet) = self.require(&r.subnet, r.pos, "subnet") else {
             return;
@@ -721,19 +847,25 @@ impl Builder<'_> {
                 return;
             }
             (None, Some(p), None) => {
-                self.cx
-                    .error(p.pos, "a generator needs `count` with `namePrefix`");
+                if !self.cx.has_error_under("count") {
+                    self.cx
+                        .error(p.pos, "a generator needs `count` with `namePrefix`");
+                }
                 return;
             }
             (_, None, Some(c)) => {
-                self.cx.error(c.pos, "`count` needs `namePrefix` (nodes `<namePrefix>-1` ... `<namePrefix>-<count>`)");
+                if !self.cx.has_error_near("namePrefix") {
+                    self.cx.error(c.pos, "`count` needs `namePrefix` (nodes `<namePrefix>-1` ... `<namePrefix>-<count>`)");
+                }
                 return;
             }
             (None, None, None) => {
-                self.cx.error(
-                    n.pos,
-                    "missing required field `name` (or `namePrefix` with `count`)",
-                );
+                if !self.cx.has_error_under("name") && !self.cx.has_error_near("name") {
+                    self.cx.error(
+                        n.pos,
+                        "missing required field `name` (or `namePrefix` with `count`)",
+                    );
+                }
                 return;
             }
         };
@@ -818,7 +950,14 @@ impl Builder<'_> {
                 };
                 b.check_dns(&name, pos);
             });
-            self.claim_name(&name, pos, "node");
+            self.cx.at_key(key, |cx| {
+                let mut b = Builder {
+                    cx,
+                    names: std::mem::take(&mut self.names),
+                };
+                b.claim_name(&name, pos, "node");
+                self.names = b.names;
+            });
             let ip = match &n.ip {
                 Some(ip) if n.name.is_some() => {
                     if !net.contains(&ip.value) {
@@ -860,14 +999,15 @@ impl Builder<'_> {
             };
             taken.insert(ip);
             if let Some((other, other_pos)) = node_ips.get(&ip) {
-                let at = n.ip.as_ref().map_or(pos, |l| l.pos);
-                self.cx.error(
-                    at,
-                    format!(
-                        "address {ip} is already node `{other}`'s (line {}, column {})",
-                        other_pos.line, other_pos.col
-                    ),
+                let (at, field) = match &n.ip {
+                    Some(l) => (l.pos, "ip"),
+                    None => (pos, key),
+                };
+                let message = format!(
+                    "address {ip} is already node `{other}`'s (line {}, column {})",
+                    other_pos.line, other_pos.col
                 );
+                self.cx.at_key(field, |cx| cx.error(at, message));
             } else {
                 node_ips.insert(ip, (name.clone(), pos));
             }
@@ -948,7 +1088,7 @@ impl Builder<'_> {
                     kind,
                     replicas,
                     labels: labels(&r.labels),
-                    annotations: labels(&r.annotations),
+                    annotations: annotations(&r.annotations),
                     node_selector: labels(&r.node_selector),
                 });
             });

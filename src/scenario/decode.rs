@@ -82,6 +82,38 @@ impl Cx {
             .push(Diagnostic::warning(pos, path, message));
     }
 
+    /// Records an error under an explicit path (for a problem found later than the field
+    /// was decoded, such as a name that a router podnet creates takes afterwards).
+    pub fn error_at(&mut self, pos: Pos, path: &str, message: impl Into<String>) {
+        self.diagnostics.push(Diagnostic::error(pos, path, message));
+    }
+
+    /// Whether an error was already reported for `key` under the current path (or anything
+    /// inside it): a required field that failed to decode is not also "missing".
+    pub fn has_error_under(&self, key: &str) -> bool {
+        let mut prefix = self.path();
+        if !prefix.is_empty() {
+            prefix.push('.');
+        }
+        prefix.push_str(key);
+        self.diagnostics.iter().any(|d| {
+            d.is_error()
+                && (d.path == prefix
+                    || d.path.starts_with(&format!("{prefix}."))
+                    || d.path.starts_with(&format!("{prefix}[")))
+        })
+    }
+
+    /// Whether an error under the current path suggested `key` ("did you mean `key`?"): a
+    /// misspelt field is then not also reported as missing.
+    pub fn has_error_near(&self, key: &str) -> bool {
+        let prefix = self.path();
+        let hint = format!("did you mean `{key}`");
+        self.diagnostics
+            .iter()
+            .any(|d| d.is_error() && d.path.starts_with(&prefix) && d.message.contains(&hint))
+    }
+
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
@@ -375,6 +407,88 @@ impl Decode for StringMap {
             });
         }
         Some(StringMap(out))
+    }
+}
+
+/// Kubernetes labels (or a label selector's `matchLabels`): a [`StringMap`] whose keys and
+/// values must be valid label keys and values (a value at most 63 characters of
+/// alphanumerics, `-`, `_` and `.`, beginning and ending alphanumeric).
+#[derive(Clone, Debug, Default, PartialEq, JsonSchema)]
+#[schemars(transparent)]
+pub struct LabelMap(pub BTreeMap<String, String>);
+
+impl Decode for LabelMap {
+    fn decode(node: &Node, cx: &mut Cx) -> Option<LabelMap> {
+        let map = StringMap::decode(node, cx)?;
+        if let Value::Map(entries) = &node.value {
+            for (key, value) in entries {
+                let text = map.0.get(&key.text).map(String::as_str).unwrap_or("");
+                cx.at_key(&key.text, |cx| {
+                    if let Err(e) = check_label_key(&key.text) {
+                        cx.error(key.pos, e);
+                    }
+                    if let Err(e) = check_label_value(text) {
+                        cx.error(value.pos, e);
+                    }
+                });
+            }
+        }
+        Some(LabelMap(map.0))
+    }
+}
+
+fn is_label_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+}
+
+/// A label key: an optional DNS-subdomain prefix (at most 253 characters) and `/`, then a
+/// name of at most 63 characters.
+pub fn check_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+            })
+    });
+    if prefix_ok && is_label_name(name) {
+        Ok(())
+    } else {
+        let shown: String = key.chars().take(80).collect();
+        Err(format!(
+            "`{shown}` is not a valid label key: an optional DNS prefix and `/`, then at most 63 \
+             characters of letters, digits, `-`, `_` and `.`"
+        ))
+    }
+}
+
+/// A label value: empty, or at most 63 characters as for a label name.
+pub fn check_label_value(value: &str) -> Result<(), String> {
+    if value.is_empty() || is_label_name(value) {
+        Ok(())
+    } else if value.len() > 63 {
+        Err(format!(
+            "a label value is at most 63 characters; this one has {}",
+            value.len()
+        ))
+    } else {
+        Err(format!(
+            "`{value}` is not a valid label value: letters, digits, `-`, `_` and `.`, beginning \
+             and ending with a letter or digit"
+        ))
     }
 }
 

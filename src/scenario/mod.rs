@@ -127,11 +127,31 @@ struct Loader {
 impl Loader {
     /// Reads a file, reporting problems at `from` (the `include:` entry that named it) or at
     /// the file itself. Returns its id and text.
-    fn read(&mut self, path: &Path, from: Option<Pos>) -> Option<(FileId, String)> {
+    fn read(&mut self, path: &Path, from: Option<(Pos, String)>) -> Option<(FileId, String)> {
         let file = self.sources.add(path);
-        let at = from.unwrap_or(Pos::new(file, 1, 1));
-        if self.sources.len() > LIMITS.max_files {
-            self.cx.error(
+        let (at, field) = from.unwrap_or((Pos::new(file, 1, 1), String::new()));
+        // Problems reading a file are reported at the entry that named it, under its path.
+        let mut cx = std::mem::take(&mut self.cx);
+        let result = cx.with_path_prefix(&field, |cx| {
+            Self::read_checked(&mut self.sources, &mut self.total_bytes, path, file, at, cx)
+        });
+        self.cx = cx;
+        if result.is_some() {
+            self.stack.push(path.to_path_buf());
+        }
+        result
+    }
+
+    fn read_checked(
+        sources: &mut SourceMap,
+        total_bytes: &mut usize,
+        path: &Path,
+        file: FileId,
+        at: Pos,
+        cx: &mut Cx,
+    ) -> Option<(FileId, String)> {
+        if sources.len() > LIMITS.max_files {
+            cx.error(
                 at,
                 format!(
                     "more than {} files are read for this scenario",
@@ -142,13 +162,12 @@ impl Loader {
         }
         let size = match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
-                self.cx
-                    .error(at, format!("`{}` is a folder, not a file", path.display()));
+                cx.error(at, format!("`{}` is a folder, not a file", path.display()));
                 return None;
             }
             Ok(m) => m.len(),
             Err(e) => {
-                self.cx.error(
+                cx.error(
                     at,
                     format!("cannot read `{}`: {}", path.display(), io_reason(&e)),
                 );
@@ -157,7 +176,7 @@ impl Loader {
         };
         let limit = LIMITS.yaml.max_file_bytes as u64;
         if size > limit {
-            self.cx.error(
+            cx.error(
                 at,
                 format!(
                     "`{}` is {size} bytes, more than the limit of {limit} bytes",
@@ -166,9 +185,9 @@ impl Loader {
             );
             return None;
         }
-        self.total_bytes = self.total_bytes.saturating_add(size as usize);
-        if self.total_bytes > LIMITS.max_total_bytes {
-            self.cx.error(
+        *total_bytes = total_bytes.saturating_add(size as usize);
+        if *total_bytes > LIMITS.max_total_bytes {
+            cx.error(
                 at,
                 format!(
                     "the scenario's files add up to more than {} bytes",
@@ -179,18 +198,14 @@ impl Loader {
         }
         match std::fs::read(path) {
             Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => {
-                    self.stack.push(path.to_path_buf());
-                    Some((file, text))
-                }
+                Ok(text) => Some((file, text)),
                 Err(_) => {
-                    self.cx
-                        .error(at, format!("`{}` is not UTF-8 text", path.display()));
+                    cx.error(at, format!("`{}` is not UTF-8 text", path.display()));
                     None
                 }
             },
             Err(e) => {
-                self.cx.error(
+                cx.error(
                     at,
                     format!("cannot read `{}`: {}", path.display(), io_reason(&e)),
                 );
@@ -325,7 +340,8 @@ impl Loader {
                 });
                 continue;
             }
-            let Some((file, text)) = self.read(&path, Some(entry.pos)) else {
+            let Some((file, text)) = self.read(&path, Some((entry.pos, format!("include[{i}]"))))
+            else {
                 continue;
             };
             match yaml::parse_single(&text, file, LIMITS.yaml) {
@@ -386,7 +402,9 @@ impl Loader {
                 vec![path]
             };
             for file_path in files {
-                let Some((file, text)) = self.read(&file_path, Some(entry.pos)) else {
+                let Some((file, text)) =
+                    self.read(&file_path, Some((entry.pos, format!("manifests[{i}]"))))
+                else {
                     continue;
                 };
                 self.stack.pop();

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
-use super::decode::{AnyNode, Cidr, Cx, Decode, Loc, StringMap, raw_struct};
+use super::decode::{AnyNode, Cidr, Cx, Decode, LabelMap, Loc, StringMap, raw_struct};
 use super::yaml::{Node, Value};
 use crate::model::expect::{Count, Encapsulation, PodSet, RouteTable, Verdict};
 use crate::model::network::{CalicoBackend, CalicoProfile, Cni, TimerProfile};
@@ -88,7 +88,7 @@ raw_struct! {
 raw_struct! {
     pub struct RawZone {
         name: String = "name",
-        labels: StringMap = "labels",
+        labels: LabelMap = "labels",
         as_number: u32 = "asNumber",
         racks: Vec<Loc<RawRack>> = "racks",
     }
@@ -102,7 +102,7 @@ raw_struct! {
         /// The ToR's address on the segment (default: the subnet's first host address).
         gateway: IpAddr = "gateway",
         as_number: u32 = "asNumber",
-        labels: StringMap = "labels",
+        labels: LabelMap = "labels",
         bgp: RawNodeBgp = "bgp",
         nodes: Vec<Loc<RawNode>> = "nodes",
     }
@@ -117,7 +117,7 @@ raw_struct! {
         ip: IpAddr = "ip",
         os: Os = "os",
         max_pods: u32 = "maxPods",
-        labels: StringMap = "labels",
+        labels: LabelMap = "labels",
         bgp: RawNodeBgp = "bgp",
     }
 }
@@ -189,9 +189,9 @@ raw_struct! {
         namespace: String = "namespace",
         kind: WorkloadKind = "kind",
         replicas: u32 = "replicas",
-        labels: StringMap = "labels",
+        labels: LabelMap = "labels",
         annotations: StringMap = "annotations",
-        node_selector: StringMap = "nodeSelector",
+        node_selector: LabelMap = "nodeSelector",
     }
 }
 
@@ -245,7 +245,7 @@ raw_struct! {
         count: u32 = "count",
         os: Os = "os",
         max_pods: u32 = "maxPods",
-        labels: StringMap = "labels",
+        labels: LabelMap = "labels",
         bgp: RawNodeBgp = "bgp",
     }
 }

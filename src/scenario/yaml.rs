@@ -37,7 +37,7 @@ impl Limits {
     pub const DEFAULT: Limits = Limits {
         max_file_bytes: 16 * 1024 * 1024,
         max_depth: 64,
-        max_nodes: 2_000_000,
+        max_nodes: 1_000_000,
     };
 }
 
@@ -261,12 +261,12 @@ impl TreeBuilder {
             }
             Event::DocumentEnd => self.in_document = false,
             Event::Alias(id) => {
-                let Some((_, node, size)) = self.anchors.iter().rev().find(|(a, _, _)| *a == id)
-                else {
+                let Some(index) = self.anchors.iter().rposition(|(a, _, _)| *a == id) else {
                     return Err(Diagnostic::error(pos, "", "alias to an unknown anchor"));
                 };
-                let (mut node, size) = (node.clone(), *size);
-                self.charge(size, pos)?;
+                // Charge before copying, so an alias bomb is refused without being built.
+                self.charge(self.anchors[index].2, pos)?;
+                let mut node = self.anchors[index].1.clone();
                 node.pos = pos;
                 self.push(node)?;
             }

@@ -16,6 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use ipnet::IpNet;
 
@@ -102,7 +103,9 @@ impl PoolState {
 
 #[derive(Clone, Debug)]
 struct NodeState {
-    node: Node,
+    /// Shared so that each request can hold the node while the state is mutated, without
+    /// copying its labels.
+    node: Arc<Node>,
     affine: BTreeSet<BlockKey>,
     /// Addresses this node holds from blocks not affine to it.
     borrowed: BTreeSet<IpAddr>,
@@ -193,12 +196,12 @@ impl CalicoIpam {
     /// Adds or updates a node (labels or OS). Affinities are re-checked lazily, as Calico does.
     pub fn upsert_node(&mut self, node: Node) {
         match self.nodes.get_mut(&node.name) {
-            Some(state) => state.node = node,
+            Some(state) => state.node = Arc::new(node),
             None => {
                 self.nodes.insert(
                     node.name.clone(),
                     NodeState {
-                        node,
+                        node: Arc::new(node),
                         affine: BTreeSet::new(),
                         borrowed: BTreeSet::new(),
                     },
@@ -371,7 +374,7 @@ impl CalicoIpam {
             r.hard = true;
             r
         };
-        let Some(node) = self.nodes.get(&req.node).map(|s| s.node.clone()) else {
+        let Some(node) = self.nodes.get(&req.node).map(|s| Arc::clone(&s.node)) else {
             return hard(result, messages::unknown_node(&req.node));
         };
         let windows = node.os == Os::Windows;
@@ -693,7 +696,7 @@ impl CalicoIpam {
         ip: IpAddr,
     ) -> AssignOutcome {
         self.expire_cooling(now);
-        let Some(node) = self.nodes.get(node).map(|s| s.node.clone()) else {
+        let Some(node) = self.nodes.get(node).map(|s| Arc::clone(&s.node)) else {
             return AssignOutcome::failed(messages::unknown_node(node));
         };
         if node.os == Os::Windows && !self.config.strict_affinity {
@@ -771,7 +774,7 @@ impl CalicoIpam {
     /// needed has its address released.
     pub fn assign_tunnel(&mut self, now: SimTime, node: &str) -> Vec<(TunnelKind, AssignOutcome)> {
         self.expire_cooling(now);
-        let Some(node_info) = self.nodes.get(node).map(|s| s.node.clone()) else {
+        let Some(node_info) = self.nodes.get(node).map(|s| Arc::clone(&s.node)) else {
             return vec![(
                 TunnelKind::Ipip,
                 AssignOutcome::failed(messages::unknown_node(node)),
