@@ -14,7 +14,8 @@
 //! The corpus is not part of this repository: without the folder the test says so and passes.
 //! Run with `--nocapture` to see one line per file (loaded or refused, with its diagnostics).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 use podnet::scenario::diag::FileId;
@@ -96,19 +97,37 @@ fn check_refusal(d: &Diagnostics, file: &Path, path: &str) -> Result<(), String>
     Ok(())
 }
 
-/// A scenario reading `file` with a topology that has the nodes it names.
+/// A scenario reading `file` with a topology that has the nodes it names. A Calico `Node`
+/// with `spec.bgp.ipv4Address` must hold that node's address (SPEC §2.3), so such nodes get
+/// it, on a rack whose subnet is the /16 around it; the others share a default rack.
 fn scenario_for(file: &Path) -> String {
     let text = std::fs::read_to_string(file).unwrap_or_default();
     let docs = parse_documents(&text, FileId(0), Limits::DEFAULT).unwrap_or_default();
-    let mut nodes = BTreeSet::new();
+    let mut nodes: BTreeMap<String, Option<Ipv4Addr>> = BTreeMap::new();
     let mut spiderpool = false;
     for doc in &docs {
         gather(doc, &mut nodes, &mut spiderpool);
     }
     if nodes.is_empty() {
-        nodes.insert("node-1".to_string());
+        nodes.insert("node-1".to_string(), None);
     }
-    let nodes: Vec<String> = nodes.iter().map(|n| format!("{{name: {n}}}")).collect();
+    let mut racks: BTreeMap<Option<[u8; 2]>, Vec<String>> = BTreeMap::new();
+    for (name, ip) in &nodes {
+        let key = ip.map(|ip| [ip.octets()[0], ip.octets()[1]]);
+        let entry = match ip {
+            Some(ip) => format!("{{name: {name}, ip: {ip}}}"),
+            None => format!("{{name: {name}}}"),
+        };
+        racks.entry(key).or_default().push(entry);
+    }
+    let mut rack_yaml = String::new();
+    for (i, (key, entries)) in racks.iter().enumerate() {
+        let [a, b] = key.unwrap_or([10, 250]);
+        rack_yaml.push_str(&format!(
+            "    - {{name: r{i}, subnet: {a}.{b}.0.0/16, gateway: {a}.{b}.255.254, nodes: [{}]}}\n",
+            entries.join(", ")
+        ));
+    }
     let manifest = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     format!(
         "name: corpus\n\
@@ -116,20 +135,17 @@ fn scenario_for(file: &Path) -> String {
          \x20 zones:\n\
          \x20 - name: z\n\
          \x20   racks:\n\
-         \x20   - name: r\n\
-         \x20     subnet: 10.250.0.0/16\n\
-         \x20     nodes: [{}]\n\
+         {rack_yaml}\
          network: {{cni: {}}}\n\
          manifests: [{:?}]\n",
-        nodes.join(", "),
         if spiderpool { "spiderpool" } else { "calico" },
         manifest.display().to_string(),
     )
 }
 
-/// Collects the node names a document (or the items of a List) mentions, and whether it
-/// holds SpiderIPPools.
-fn gather(doc: &Node, nodes: &mut BTreeSet<String>, spiderpool: &mut bool) {
+/// Collects the node names a document (or the items of a List) mentions, with the IPv4
+/// address a Calico `Node` gives, and whether it holds SpiderIPPools.
+fn gather(doc: &Node, nodes: &mut BTreeMap<String, Option<Ipv4Addr>>, spiderpool: &mut bool) {
     if let Some(Value::Seq(items)) = doc.get("items").map(|n| &n.value) {
         for item in items {
             gather(item, nodes, spiderpool);
@@ -141,14 +157,31 @@ fn gather(doc: &Node, nodes: &mut BTreeSet<String>, spiderpool: &mut bool) {
     };
     let kind = text(doc.get("kind")).unwrap_or_default();
     let spec = doc.get("spec");
+    let mut add = |name: Option<String>, ip: Option<Ipv4Addr>| {
+        if let Some(name) = name {
+            let slot = nodes.entry(name).or_default();
+            if ip.is_some() {
+                *slot = ip;
+            }
+        }
+    };
     match kind.as_str() {
-        "Node" => nodes.extend(text(doc.get("metadata").and_then(|m| m.get("name")))),
-        "BGPPeer" => nodes.extend(text(spec.and_then(|s| s.get("node")))),
+        "Node" => {
+            let ip = text(
+                spec.and_then(|s| s.get("bgp"))
+                    .and_then(|b| b.get("ipv4Address")),
+            )
+            .and_then(|a| a.split('/').next().and_then(|ip| ip.parse().ok()));
+            add(text(doc.get("metadata").and_then(|m| m.get("name"))), ip);
+        }
+        "BGPPeer" => add(text(spec.and_then(|s| s.get("node"))), None),
         "SpiderIPPool" => {
             *spiderpool = true;
             if let Some(Value::Seq(names)) = spec.and_then(|s| s.get("nodeName")).map(|n| &n.value)
             {
-                nodes.extend(names.iter().filter_map(|n| text(Some(n))));
+                for n in names {
+                    add(text(Some(n)), None);
+                }
             }
         }
         _ => {}

@@ -81,11 +81,15 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
             None
         }
     };
-    let topology = topology.unwrap_or_default();
+    let mut topology = topology.unwrap_or_default();
 
     let mut resources = g.resources;
     super::resource::check_unique(&resources, b.cx);
-    let workloads = b.workloads(&g.workloads, &topology);
+    // Workload manifests (Deployment, StatefulSet, DaemonSet, Pod) join the workloads list
+    // after the scenario's own, in resource order.
+    let mut raw_workloads = g.workloads;
+    raw_workloads.extend(super::workload_manifest::workloads(&resources, b.cx));
+    let workloads = b.workloads(&raw_workloads, &topology);
     let mut applied = Vec::new();
     let actions = b.events(
         &g.events,
@@ -98,6 +102,7 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
     let all: Vec<&Resource> = resources.iter().chain(applied.iter()).collect();
     let mut specs = super::kinds::decode_all(&all, &topology, &network, b.cx);
     let applied_specs = specs.split_off(resources.len());
+    merge_calico_nodes(&mut topology, &resources, &specs, b.cx);
     let mut pool_names: BTreeSet<String> = resources
         .iter()
         .chain(applied.iter())
@@ -1633,6 +1638,64 @@ impl Builder<'_> {
     }
 }
 
+/// Calico `Node` resources (SPEC §2.3) merge into the topology node of the same name: their
+/// labels (automatic labels still win), AS number, route-reflector cluster ID, and the prefix
+/// of `ipv4Address`, which must hold the node's own address and decides `CrossSubnet`.
+fn merge_calico_nodes(
+    topology: &mut Topology,
+    resources: &[Resource],
+    specs: &[Option<super::kinds::ResourceSpec>],
+    cx: &mut Cx,
+) {
+    for (resource, spec) in resources.iter().zip(specs) {
+        let Some(super::kinds::ResourceSpec::CalicoNode(cn)) = spec else {
+            continue;
+        };
+        // A Node naming no topology node was already reported as a warning.
+        let Some(id) = topology.node_by_name(&cn.name) else {
+            continue;
+        };
+        let node = topology.node_mut(id);
+        if let Some(address) = cn.ipv4_address {
+            if address.addr() != node.ip {
+                let pos = resource.locate(&["spec", "bgp", "ipv4Address"]);
+                let path = if resource.path.is_empty() {
+                    "spec.bgp.ipv4Address".to_string()
+                } else {
+                    format!("{}.spec.bgp.ipv4Address", resource.path)
+                };
+                cx.error_at(
+                    pos,
+                    &path,
+                    format!(
+                        "{address} does not hold node `{}`'s address {}",
+                        cn.name, node.ip
+                    ),
+                );
+                continue;
+            }
+            node.bgp.ipv4_subnet = Some(address.trunc());
+        }
+        let automatic: Vec<(String, String)> = [
+            "kubernetes.io/hostname",
+            "kubernetes.io/os",
+            "topology.kubernetes.io/zone",
+            "podnet.io/rack",
+        ]
+        .iter()
+        .filter_map(|k| node.labels.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+        node.labels.extend(cn.labels.clone());
+        node.labels.extend(automatic);
+        if cn.as_number.is_some() {
+            node.bgp.as_number = cn.as_number;
+        }
+        if cn.route_reflector_cluster_id.is_some() {
+            node.bgp.route_reflector_cluster_id = cn.route_reflector_cluster_id;
+        }
+    }
+}
+
 /// Whether a pod of that name (`name` or `namespace/name`) can exist given the workloads.
 fn pod_could_exist(pod: &str, workloads: &[Workload], nodes: &BTreeMap<String, bool>) -> bool {
     let (ns, name) = match pod.split_once('/') {
@@ -1719,6 +1782,9 @@ fn nth_host(net: IpNet, n: u128) -> Option<IpAddr> {
 struct AddressCursor {
     net: IpNet,
     next: u128,
+    /// Host index just after the gateway, where the walk began.
+    start: u128,
+    wrapped: bool,
 }
 
 impl AddressCursor {
@@ -1731,14 +1797,31 @@ impl AddressCursor {
             IpAddr::V4(v4) => u128::from(u32::from(v4)),
             IpAddr::V6(v6) => u128::from(v6),
         };
-        // Host index of the gateway; start just after it.
-        let next = gw.saturating_sub(base);
-        AddressCursor { net, next }
+        // Host index of the gateway (index 0 is the first host); start just after it.
+        let start = gw.saturating_sub(base);
+        AddressCursor {
+            net,
+            next: start,
+            start,
+            wrapped: false,
+        }
     }
 
+    /// The next free host address after the gateway, wrapping to the start of the subnet
+    /// once the end is reached (a gateway at the top of the subnet is common).
     fn next_free(&mut self, taken: &BTreeSet<IpAddr>) -> Option<IpAddr> {
         loop {
-            let ip = nth_host(self.net, self.next)?;
+            if self.wrapped && self.next >= self.start {
+                return None;
+            }
+            let Some(ip) = nth_host(self.net, self.next) else {
+                if self.wrapped {
+                    return None;
+                }
+                self.wrapped = true;
+                self.next = 0;
+                continue;
+            };
             self.next += 1;
             if !taken.contains(&ip) {
                 return Some(ip);

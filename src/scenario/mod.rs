@@ -16,6 +16,7 @@ pub mod duration;
 pub mod kinds;
 pub mod raw;
 pub mod resource;
+pub mod workload_manifest;
 pub mod yaml;
 
 use std::collections::BTreeSet;

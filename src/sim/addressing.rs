@@ -368,6 +368,13 @@ impl Addressing {
         }
     }
 
+    /// kube-controllers' garbage collection (Calico only).
+    pub fn gc(&mut self, now: SimTime) {
+        if let Addressing::Calico(ipam) = self {
+            ipam.gc(now);
+        }
+    }
+
     /// Block claims, releases and borrows since the last call (Calico only).
     pub fn take_changes(&mut self) -> Vec<IpamChange> {
         match self {

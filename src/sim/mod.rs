@@ -44,7 +44,14 @@ pub enum Event {
     CreatePod { workload: usize, slot: PodSlot },
     /// Something freed capacity or addresses: Pending pods try again.
     RetryPending,
+    /// kube-controllers' IPAM garbage collection check (REFERENCE §1.5).
+    IpamGc,
 }
+
+/// kube-controllers releases an affine block found empty on two checks more than this apart.
+/// podnet checks when an address is released and once more just after this grace period, so
+/// a block left empty by a release loses its affinity exactly when the grace period ends.
+pub const IPAM_GC_GRACE: SimDuration = SimDuration::from_secs(15 * 60);
 
 /// The simulated cluster's mutable state.
 #[derive(Clone, Debug)]
@@ -74,6 +81,8 @@ pub struct Simulation<'s> {
     log: Vec<LogEntry>,
     scheduling: Stream,
     retry_queued: bool,
+    /// IPAM garbage-collection checks already scheduled, by time.
+    gc_scheduled: BTreeSet<SimTime>,
     /// When the world last changed (SPEC §3.1: a run lasts at least until then).
     last_change: SimTime,
     /// Notes for the report (the default pool's creation, refused runtime resources).
@@ -126,6 +135,7 @@ impl<'s> Simulation<'s> {
             log: Vec::new(),
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
             retry_queued: false,
+            gc_scheduled: BTreeSet::new(),
             last_change: SimTime::ZERO,
             notes,
         };
@@ -180,6 +190,7 @@ impl<'s> Simulation<'s> {
             Event::Scenario(i) => self.apply(i),
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
             Event::RetryPending => self.retry_pending(),
+            Event::IpamGc => self.world.addressing.gc(self.now),
         }
         self.drain_ipam_changes();
         true
@@ -282,6 +293,21 @@ impl<'s> Simulation<'s> {
         for (workload, slot) in slots {
             self.queue.push(at, Event::CreatePod { workload, slot });
             at = at + POD_CREATION_INTERVAL;
+        }
+    }
+
+    /// Schedules the two garbage-collection checks that a release calls for.
+    fn schedule_gc(&mut self) {
+        if !matches!(self.world.addressing, Addressing::Calico(_)) {
+            return;
+        }
+        for at in [
+            self.now,
+            self.now + IPAM_GC_GRACE + SimDuration::from_nanos(1),
+        ] {
+            if self.gc_scheduled.insert(at) {
+                self.queue.push(at, Event::IpamGc);
+            }
         }
     }
 
@@ -448,6 +474,7 @@ impl<'s> Simulation<'s> {
             self.world
                 .addressing
                 .release(self.now, &pod.namespace, &pod.name, keep_address);
+            self.schedule_gc();
         }
         self.record("podDeleted", pod.key(), why.to_string());
     }

@@ -1,0 +1,401 @@
+//! IPAM and scheduling through whole scenarios: Pending reasons, retries, lifecycle events,
+//! workload manifests and Calico `Node` resources. Each test writes a scenario, runs it and
+//! reads the snapshot, as a user reading `report.json` would.
+
+use std::path::{Path, PathBuf};
+
+use podnet::model::workload::PodStatus;
+use podnet::scenario::{self, Scenario};
+use podnet::sim::expect::evaluate;
+use podnet::sim::{Outcome, Simulation};
+
+fn write(name: &str, yaml: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ipam-scenarios");
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let path = dir.join(name);
+    std::fs::write(&path, yaml).expect("write scenario");
+    path
+}
+
+fn run(yaml: &str) -> (Scenario, Outcome) {
+    let s = scenario::load_str("inline.yaml", yaml).unwrap_or_else(|d| panic!("invalid:\n{d}"));
+    let outcome = Simulation::new(&s).run();
+    (s, outcome)
+}
+
+/// Every expectation of the scenario holds.
+fn holds(yaml: &str) {
+    let (s, outcome) = run(yaml);
+    let results =
+        evaluate(&s.expectations, &outcome.snapshots, &outcome.last).expect("names exist");
+    for r in results {
+        assert!(
+            r.passed,
+            "{}: expected {}, got {}",
+            r.name, r.expected, r.actual
+        );
+    }
+}
+
+const ONE_RACK: &str = "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/24
+      nodes:
+      - {name: w-1, maxPods: 3}
+      - {name: w-2, maxPods: 3, labels: {disk: ssd}}
+";
+
+#[test]
+fn a_pod_no_node_can_take_is_unschedulable_and_retried_when_a_node_joins() {
+    holds(&format!(
+        "{ONE_RACK}
+workloads:
+- {{name: big, replicas: 8}}
+- {{name: picky, nodeSelector: {{gpu: \"true\"}}}}
+events:
+- {{at: 1m, addNodes: {{rack: r, namePrefix: extra, count: 1, maxPods: 5, labels: {{gpu: \"true\"}}}}}}
+expect:
+- pods: {{of: {{workload: big}}, running: 6, pending: 2}}
+  at: 30s
+- pod: {{name: picky-0, status: Pending}}
+  at: 30s
+- allocationFailures: 0
+  at: 30s
+- pods: {{of: {{workload: big}}, running: 8, pending: 0}}
+- pod: {{name: picky-0, status: Running, node: extra-1}}
+"
+    ));
+    let (_, outcome) = run(&format!(
+        "{ONE_RACK}\nworkloads:\n- {{name: picky, nodeSelector: {{gpu: \"true\"}}}}\n"
+    ));
+    let pod = &outcome.last.pods[0];
+    assert_eq!(pod.status, PodStatus::Pending);
+    assert_eq!(pod.reason.as_deref(), Some("Unschedulable"));
+}
+
+#[test]
+fn an_exhausted_pool_leaves_pods_pending_with_calicos_words_until_addresses_free_up() {
+    let yaml = format!(
+        "{ONE_RACK}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {{name: tiny}}
+  spec: {{cidr: 10.244.0.0/30, blockSize: 30}}
+workloads:
+- {{name: a, replicas: 4}}
+- {{name: b, replicas: 1}}
+events:
+- {{at: 1m, scale: {{workload: a, replicas: 2}}}}
+expect:
+- allocationFailures: 1
+  at: 30s
+- pods: {{of: {{workload: b}}, pending: 1}}
+  at: 30s
+- pods: {{of: {{workload: b}}, running: 1}}
+- pool: {{name: tiny, allocated: 3}}
+"
+    );
+    holds(&yaml);
+    let (_, outcome) = run(&yaml.replace("- {at: 1m, scale: {workload: a, replicas: 2}}", ""));
+    let pending = outcome
+        .last
+        .pods
+        .iter()
+        .find(|p| p.status == PodStatus::Pending)
+        .expect("a pending pod");
+    assert_eq!(
+        pending.reason.as_deref(),
+        Some("No IPs available in pools: [10.244.0.0/30]")
+    );
+}
+
+#[test]
+fn scaling_down_removes_the_highest_ordinals_and_replacements_take_the_lowest_free() {
+    let (_, outcome) = run(&format!(
+        "{ONE_RACK}
+workloads:
+- {{name: web, replicas: 5}}
+events:
+- {{at: 1m, scale: {{workload: web, replicas: 3}}}}
+- {{at: 2m, deletePods: {{pod: web-0}}}}
+"
+    ));
+    let mut names: Vec<&str> = outcome.last.pods.iter().map(|p| p.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["web-0", "web-1", "web-2"]);
+    assert!(
+        outcome
+            .log
+            .iter()
+            .any(|e| e.kind == "podDeleted" && e.subject == "default/web-4")
+    );
+    assert!(
+        outcome
+            .log
+            .iter()
+            .any(|e| e.kind == "podDeleted" && e.subject == "default/web-0")
+    );
+}
+
+#[test]
+fn deleting_a_node_moves_its_pods_and_releases_its_blocks() {
+    holds(&format!(
+        "{ONE_RACK}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {{name: p}}
+  spec: {{cidr: 10.244.0.0/24, blockSize: 28}}
+workloads:
+- {{name: web, replicas: 2}}
+events:
+- {{at: 1m, deleteNode: w-1}}
+expect:
+- node: {{name: w-1, blocks: 1}}
+  at: 30s
+- pods: {{of: {{workload: web}}, running: 2}}
+- pods: {{of: {{node: w-2}}, running: 2}}
+- pool: {{name: p, blocks: 1, allocated: 2}}
+"
+    ));
+}
+
+#[test]
+fn a_node_crash_makes_its_pods_unknown_and_they_run_again_with_the_same_address() {
+    let (_, outcome) = run(&format!(
+        "{ONE_RACK}
+workloads:
+- {{name: web, replicas: 2}}
+events:
+- {{at: 1m, nodeDown: w-1}}
+- {{at: 2m, nodeUp: w-1}}
+expect:
+- pods: {{of: {{node: w-1}}, unknown: 1}}
+  at: 90s
+"
+    ));
+    let before = outcome.snapshots[0]
+        .pods
+        .iter()
+        .find(|p| p.node.as_deref() == Some("w-1"))
+        .expect("pod on w-1");
+    assert_eq!(before.status, PodStatus::Unknown);
+    let after = outcome
+        .last
+        .pods
+        .iter()
+        .find(|p| p.name == before.name)
+        .expect("same pod");
+    assert_eq!(after.status, PodStatus::Running);
+    assert_eq!(after.ip, before.ip);
+}
+
+#[test]
+fn an_empty_block_loses_its_affinity_fifteen_minutes_after_its_last_release() {
+    // /31 blocks hold two pods each: three pods on w-2 need two blocks; scaling down to one
+    // pod empties the second, which kube-controllers releases once it has stayed empty for
+    // more than 15 minutes (a node's last block is kept).
+    holds(&format!(
+        "{ONE_RACK}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {{name: p}}
+  spec: {{cidr: 10.244.0.0/24, blockSize: 31}}
+workloads:
+- {{name: web, replicas: 3, nodeSelector: {{disk: ssd}}}}
+events:
+- {{at: 1m, scale: {{workload: web, replicas: 1}}}}
+expect:
+- node: {{name: w-2, blocks: 2}}
+  at: 30s
+- node: {{name: w-2, blocks: 2}}
+  at: 16m
+- node: {{name: w-2, blocks: 1}}
+  at: 17m
+- pool: {{name: p, blocks: 1, allocated: 1}}
+"
+    ));
+}
+
+#[test]
+fn spiderpool_statefulset_pods_come_back_with_their_address() {
+    holds(
+        "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/24
+      nodes: [{namePrefix: w, count: 2}]
+network: {cni: spiderpool}
+resources:
+- apiVersion: spiderpool.spidernet.io/v2beta1
+  kind: SpiderIPPool
+  metadata: {name: p}
+  spec: {subnet: 10.9.0.0/24, ips: [10.9.0.100-10.9.0.110], default: true}
+workloads:
+- {name: db, kind: StatefulSet, replicas: 3}
+- {name: web, replicas: 1}
+events:
+- {at: 1m, deletePods: {pod: db-0}}
+- {at: 1m, scale: {workload: web, replicas: 2}}
+expect:
+- pod: {name: db-0, ip: 10.9.0.100}
+  at: 30s
+- pod: {name: db-0, ip: 10.9.0.100, status: Running}
+- pod: {name: web-1, ip: 10.9.0.104}
+",
+    );
+}
+
+#[test]
+fn spiderpool_errors_are_spiderpools_words() {
+    let (_, outcome) = run("
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/24
+      nodes: [{namePrefix: w, count: 1}]
+network: {cni: spiderpool}
+workloads:
+- {name: web}
+");
+    let pod = &outcome.last.pods[0];
+    assert_eq!(pod.status, PodStatus::Pending);
+    assert!(
+        pod.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("no IPPool available")),
+        "{:?}",
+        pod.reason
+    );
+}
+
+#[test]
+fn manifests_bring_workloads_calico_nodes_and_fixed_addresses() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/manifests");
+    let yaml = format!(
+        "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/24
+      nodes: [{{name: w-1, ip: 10.9.0.2}}, {{name: w-2}}]
+manifests: [{:?}]
+expect:
+- pod: {{name: web/nginx-test-0, ip: 10.42.210.135, node: w-1}}
+- pods: {{of: {{workload: nginx-test, namespace: web}}, running: 1, pending: 1}}
+",
+        fixtures.display().to_string()
+    );
+    let path = write("manifests.yaml", &yaml);
+    let s = scenario::load(&path).unwrap_or_else(|d| panic!("{d}"));
+    let w1 = s
+        .topology
+        .node(s.topology.node_by_name("w-1").expect("w-1"));
+    assert_eq!(w1.labels.get("tier").map(String::as_str), Some("edge"));
+    assert_eq!(w1.bgp.as_number, Some(64601));
+    assert_eq!(
+        w1.bgp.ipv4_subnet,
+        Some("10.9.0.2/32".parse().expect("net"))
+    );
+    let outcome = Simulation::new(&s).run();
+    let results =
+        evaluate(&s.expectations, &outcome.snapshots, &outcome.last).expect("names exist");
+    for r in results {
+        assert!(
+            r.passed,
+            "{}: expected {}, got {}",
+            r.name, r.expected, r.actual
+        );
+    }
+    // The second replica asks for the same fixed address and cannot have it.
+    let second = outcome
+        .last
+        .pods
+        .iter()
+        .find(|p| p.name == "nginx-test-1")
+        .expect("second pod");
+    assert!(second.reason.is_some(), "{second:?}");
+}
+
+#[test]
+fn a_calico_node_whose_address_is_not_the_nodes_is_refused_where_it_is_written() {
+    let yaml = "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/24
+      nodes: [{name: w-1}]
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: Node
+  metadata: {name: w-1}
+  spec:
+    bgp: {ipv4Address: 10.9.0.77/24}
+";
+    let d = scenario::load_str("n.yaml", yaml).expect_err("refused");
+    let lines: Vec<String> = d
+        .items
+        .iter()
+        .map(|x| x.display(&d.sources).to_string())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "n.yaml:15:24: resources[0].spec.bgp.ipv4Address: 10.9.0.77/24 does not hold node `w-1`'s address 10.9.0.2"
+        ]
+    );
+}
+
+#[test]
+fn default_node_addresses_wrap_past_a_gateway_at_the_top_of_the_subnet() {
+    let s = scenario::load_str(
+        "g.yaml",
+        "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/29
+      gateway: 10.9.0.5
+      nodes: [{namePrefix: w, count: 5}]
+",
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    let ips: Vec<String> = s.topology.nodes.iter().map(|n| n.ip.to_string()).collect();
+    assert_eq!(
+        ips,
+        ["10.9.0.6", "10.9.0.1", "10.9.0.2", "10.9.0.3", "10.9.0.4"]
+    );
+    let err = scenario::load_str(
+        "g.yaml",
+        "name: t\ntopology:\n  zones:\n  - name: z\n    racks:\n    - {name: r, subnet: 10.9.0.0/29, nodes: [{namePrefix: w, count: 6}]}\n",
+    )
+    .expect_err("a /29 has six host addresses, one of them the gateway");
+    assert!(
+        err.to_string()
+            .contains("no free address left for node `w-6`"),
+        "{err}"
+    );
+}
