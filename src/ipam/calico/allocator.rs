@@ -14,13 +14,14 @@
 //!
 //! It does not schedule anything: callers pass `now` and call `gc` when kube-controllers would.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::IpNet;
 
 use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net_key};
+use super::hash::FastMap;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::{IndexRanges, start_index};
 use super::{
@@ -135,8 +136,8 @@ pub struct CalicoIpam {
     reservations: Vec<IpReservation>,
     reserved: ReservedSet,
     pub(crate) blocks: BTreeMap<BlockKey, Block>,
-    nodes: BTreeMap<String, NodeState>,
-    handle_ids: HashMap<String, HandleId>,
+    nodes: FastMap<String, NodeState>,
+    handle_ids: FastMap<String, HandleId>,
     handles: Vec<HandleRecord>,
     /// (due, block): a block whose earliest cooling address frees strictly after `due`.
     cooling_due: BTreeSet<(SimTime, BlockKey)>,
@@ -165,8 +166,8 @@ impl CalicoIpam {
             reservations: Vec::new(),
             reserved: ReservedSet::default(),
             blocks: BTreeMap::new(),
-            nodes: BTreeMap::new(),
-            handle_ids: HashMap::new(),
+            nodes: FastMap::default(),
+            handle_ids: FastMap::default(),
             handles: Vec::new(),
             cooling_due: BTreeSet::new(),
             empty_since: BTreeMap::new(),

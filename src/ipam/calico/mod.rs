@@ -21,6 +21,7 @@
 
 mod allocator;
 mod block;
+mod hash;
 mod pool;
 mod query;
 mod walk;
