@@ -81,6 +81,7 @@ pub struct Simulation<'s> {
     log: Vec<LogEntry>,
     scheduling: Stream,
     retry_queued: bool,
+    pool_usage: PoolUsageSeries,
     /// IPAM garbage-collection checks already scheduled, by time.
     gc_scheduled: BTreeSet<SimTime>,
     /// When the world last changed (SPEC §3.1: a run lasts at least until then).
@@ -100,6 +101,55 @@ pub struct Outcome {
     /// The state at the end.
     pub last: Snapshot,
     pub notes: Vec<String>,
+    /// Pod addresses held per pool over time, for charts.
+    pub pool_usage: PoolUsageSeries,
+}
+
+/// Pod addresses held in each pool over time: one sample per instant at which a count
+/// changed (the last state of that instant). Tunnel addresses are not pods' and not counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolUsageSeries {
+    /// Pool names, in the order of each sample's counts.
+    pub pools: Vec<String>,
+    pub samples: Vec<PoolUsageSample>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolUsageSample {
+    pub time_us: u64,
+    pub allocated: Vec<u64>,
+}
+
+impl PoolUsageSeries {
+    fn change(&mut self, now: SimTime, pool: &str, delta: i64) {
+        let index = match self.pools.iter().position(|p| p == pool) {
+            Some(i) => i,
+            None => {
+                self.pools.push(pool.to_string());
+                for s in &mut self.samples {
+                    s.allocated.push(0);
+                }
+                self.pools.len() - 1
+            }
+        };
+        let time_us = now.as_micros();
+        let mut counts = self
+            .samples
+            .last()
+            .map(|s| s.allocated.clone())
+            .unwrap_or_default();
+        counts.resize(self.pools.len(), 0);
+        counts[index] = counts[index].saturating_add_signed(delta);
+        match self.samples.last_mut() {
+            Some(last) if last.time_us == time_us => last.allocated = counts,
+            _ => self.samples.push(PoolUsageSample {
+                time_us,
+                allocated: counts,
+            }),
+        }
+    }
 }
 
 impl<'s> Simulation<'s> {
@@ -136,6 +186,7 @@ impl<'s> Simulation<'s> {
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
             retry_queued: false,
             gc_scheduled: BTreeSet::new(),
+            pool_usage: PoolUsageSeries::default(),
             last_change: SimTime::ZERO,
             notes,
         };
@@ -229,6 +280,7 @@ impl<'s> Simulation<'s> {
             snapshots,
             last,
             notes: self.notes,
+            pool_usage: self.pool_usage,
         }
     }
 
@@ -406,6 +458,7 @@ impl<'s> Simulation<'s> {
                     )),
                     if address.borrowed { " (borrowed)" } else { "" }
                 );
+                self.pool_usage.change(self.now, &address.pool, 1);
                 let pod = self.world.cluster.pod_mut(id);
                 pod.address = Some(address);
                 pod.status = if node_down {
@@ -470,6 +523,9 @@ impl<'s> Simulation<'s> {
     /// that will come back with the same name).
     fn remove_pod(&mut self, id: PodId, keep_address: bool, why: &str) {
         let pod = self.world.cluster.remove_pod(id);
+        if let Some(address) = &pod.address {
+            self.pool_usage.change(self.now, &address.pool, -1);
+        }
         if pod.address.is_some() {
             self.world
                 .addressing
