@@ -7,6 +7,7 @@ mod check;
 mod common;
 mod run;
 mod schema;
+mod sweep;
 mod validate;
 
 pub use common::QUICKSTART;
@@ -56,6 +57,11 @@ pub enum Command {
     /// Load and validate scenarios; print every problem as FILE:LINE:COL: path: message.
     #[command(after_help = "Example:\n  podnet validate scenarios/quickstart.yaml")]
     Validate(ValidateArgs),
+    /// Run the cross product of field variants in parallel; one row of metrics per variant.
+    #[command(
+        after_help = "Example:\n  podnet sweep scenarios/block-limit.yaml \\\n    --set resources[0].spec.blockSize=26,27,28 --set workloads[0].replicas=30,40"
+    )]
+    Sweep(SweepArgs),
     /// Print the JSON Schema of the scenario file (for editors).
     #[command(after_help = "Example:\n  podnet schema > podnet.schema.json\n  \
                             then in a scenario: # yaml-language-server: $schema=podnet.schema.json")]
@@ -96,6 +102,27 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// PATH=V1,V2,... : a scenario field and the values to try (repeatable).
+    #[arg(long, required = true)]
+    pub set: Vec<String>,
+    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
+    pub format: SweepFormat,
+    /// Variants run at once (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SweepFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// Scenario files.
     #[arg(required = true)]
@@ -125,6 +152,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::check(&args),
+        Command::Sweep(args) => sweep::sweep(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Schema => schema::schema(),
     }

@@ -14,6 +14,7 @@ pub mod decode;
 pub mod diag;
 pub mod duration;
 pub mod kinds;
+pub mod overrides;
 pub mod raw;
 pub mod resource;
 pub mod workload_manifest;
@@ -116,6 +117,23 @@ pub fn load_str(name: &str, text: &str) -> Result<Scenario, Diagnostics> {
     loader.finish(path, Some((FileId(0), text.to_string())))
 }
 
+/// Loads a scenario with some fields replaced, as `podnet sweep --set PATH=VALUE` asks:
+/// each `(path, value)` sets the field at `path` (`resources[0].spec.blockSize`,
+/// `topology.fabric.spinesPerZone`) of the scenario file to the YAML `value`, creating
+/// missing mapping keys. A path that leads nowhere is a located error in the pseudo-file
+/// `--set`, whose line is the override's position on the command line.
+pub fn load_with_overrides(
+    path: &Path,
+    overrides: &[(String, String)],
+) -> Result<Scenario, Diagnostics> {
+    let mut loader = Loader {
+        overrides: overrides.to_vec(),
+        ..Loader::default()
+    };
+    let text = loader.read(path, None);
+    loader.finish(path, text)
+}
+
 #[derive(Default)]
 struct Loader {
     sources: SourceMap,
@@ -123,6 +141,8 @@ struct Loader {
     total_bytes: usize,
     /// The chain of files being included, for cycle detection.
     stack: Vec<PathBuf>,
+    /// Fields to replace in the scenario file before decoding it (`podnet sweep`).
+    overrides: Vec<(String, String)>,
 }
 
 impl Loader {
@@ -245,6 +265,19 @@ impl Loader {
                 return None;
             }
         };
+        let mut root = root;
+        if !self.overrides.is_empty() {
+            let set = self.sources.add(Path::new("--set"));
+            for (i, (field, value)) in self.overrides.clone().iter().enumerate() {
+                let at = Pos::new(set, i + 1, 1);
+                if let Err(message) = overrides::apply(&mut root, field, value, at) {
+                    self.cx.error_at(at, field, message);
+                }
+            }
+            if self.cx.has_errors() {
+                return None;
+            }
+        }
         let raw = RawScenario::decode(&root, &mut self.cx)?;
         let mut g = build::Gathered {
             raw: RawScenario::default(),

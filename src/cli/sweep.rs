@@ -1,0 +1,329 @@
+//! `podnet sweep`: run the cross product of field variants in parallel and compare them.
+//!
+//! Each `--set PATH=V1,V2,...` multiplies the variants; every variant is the scenario file
+//! with those fields replaced (`scenario::load_with_overrides`), loaded, validated and
+//! simulated on its own. Variants run in parallel with rayon, but rows come out in the order
+//! of the cross product (the first `--set` varies slowest), so the output does not depend on
+//! the number of threads.
+
+use std::io::IsTerminal;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{SweepArgs, SweepFormat, exit};
+use crate::model::workload::PodStatus;
+use crate::scenario;
+use crate::sim::Simulation;
+use crate::sim::expect::{ExpectationResult, evaluate};
+
+/// One variant's results.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    /// The values set, in `--set` order.
+    pub variant: Vec<(String, String)>,
+    pub pods: usize,
+    pub pods_pending: usize,
+    pub allocation_failures: usize,
+    pub blocks: usize,
+    pub borrowed_ips: usize,
+    pub expectations_passed: usize,
+    pub expectations_failed: usize,
+    pub expectations: Vec<ExpectationResult>,
+}
+
+pub fn sweep(args: &SweepArgs) -> i32 {
+    let axes = match parse_sets(&args.set) {
+        Ok(axes) => axes,
+        Err(message) => {
+            eprintln!("--set: {message}");
+            return exit::INVALID;
+        }
+    };
+    let variants = cross_product(&axes);
+    let progress = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(variants.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} variants {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let run_one = |variant: &Vec<(String, String)>| {
+        let result = run_variant(&args.scenario, variant);
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+        result
+    };
+    let jobs = args.jobs.unwrap_or(0);
+    let results: Vec<Result<Row, String>> =
+        match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+            Ok(pool) => pool.install(|| variants.par_iter().map(run_one).collect()),
+            Err(_) => variants.iter().map(run_one).collect(),
+        };
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    let mut rows = Vec::new();
+    let mut invalid = false;
+    for (variant, result) in variants.iter().zip(results) {
+        match result {
+            Ok(row) => rows.push(row),
+            Err(diagnostics) => {
+                invalid = true;
+                eprintln!("variant {}:", label(variant));
+                eprint!("{diagnostics}");
+            }
+        }
+    }
+    if invalid {
+        return exit::INVALID;
+    }
+    match args.format {
+        SweepFormat::Table => print!("{}", table(&rows)),
+        SweepFormat::Csv => print!("{}", csv(&rows)),
+        SweepFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).unwrap_or_default()
+        ),
+    }
+    if rows.iter().any(|r| r.expectations_failed > 0) {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
+}
+
+/// `PATH=V1,V2,...` into (path, values); commas inside brackets, braces or quotes belong to
+/// the value (`network.bgp.bfd={interval: 100ms, multiplier: 3},false`).
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, Vec<String>)>, String> {
+    let mut axes = Vec::new();
+    for set in sets {
+        let (path, values) = set
+            .split_once('=')
+            .ok_or_else(|| format!("`{set}` is not PATH=V1,V2,..."))?;
+        let values = split_values(values);
+        if path.is_empty() || values.is_empty() || values.iter().any(String::is_empty) {
+            return Err(format!("`{set}` is not PATH=V1,V2,..."));
+        }
+        axes.push((path.to_string(), values));
+    }
+    Ok(axes)
+}
+
+fn split_values(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut current = String::new();
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(current.trim().to_string());
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    out.push(current.trim().to_string());
+    out
+}
+
+/// Every combination, the first axis varying slowest.
+fn cross_product(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
+    let mut variants: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (path, values) in axes {
+        variants = variants
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |v| {
+                    let mut next = prefix.clone();
+                    next.push((path.clone(), v.clone()));
+                    next
+                })
+            })
+            .collect();
+    }
+    variants
+}
+
+fn run_variant(path: &std::path::Path, variant: &[(String, String)]) -> Result<Row, String> {
+    let s = scenario::load_with_overrides(path, variant).map_err(|d| d.to_string())?;
+    let outcome = Simulation::new(&s).run();
+    let results =
+        evaluate(&s.expectations, &outcome.snapshots, &outcome.last).map_err(|missing| {
+            missing
+                .iter()
+                .map(|m| format!("expectation {m}\n"))
+                .collect::<String>()
+        })?;
+    let last = &outcome.last;
+    let passed = results.iter().filter(|r| r.passed).count();
+    Ok(Row {
+        variant: variant.to_vec(),
+        pods: last.pods.len(),
+        pods_pending: last.count(PodStatus::Pending),
+        allocation_failures: last.allocation_failures(),
+        blocks: last.blocks.len(),
+        borrowed_ips: last.nodes.iter().map(|n| n.borrowed_ips).sum(),
+        expectations_passed: passed,
+        expectations_failed: results.len() - passed,
+        expectations: results,
+    })
+}
+
+fn label(variant: &[(String, String)]) -> String {
+    variant
+        .iter()
+        .map(|(p, v)| format!("{p}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+const COLUMNS: [&str; 7] = [
+    "pods",
+    "pending",
+    "allocFailures",
+    "blocks",
+    "borrowed",
+    "passed",
+    "failed",
+];
+
+fn cells(r: &Row) -> [String; 7] {
+    [
+        r.pods.to_string(),
+        r.pods_pending.to_string(),
+        r.allocation_failures.to_string(),
+        r.blocks.to_string(),
+        r.borrowed_ips.to_string(),
+        r.expectations_passed.to_string(),
+        r.expectations_failed.to_string(),
+    ]
+}
+
+fn table(rows: &[Row]) -> String {
+    let paths: Vec<String> = rows
+        .first()
+        .map(|r| r.variant.iter().map(|(p, _)| p.clone()).collect())
+        .unwrap_or_default();
+    let mut grid: Vec<Vec<String>> = vec![
+        paths
+            .iter()
+            .cloned()
+            .chain(COLUMNS.iter().map(|c| c.to_string()))
+            .collect(),
+    ];
+    for r in rows {
+        grid.push(
+            r.variant
+                .iter()
+                .map(|(_, v)| v.clone())
+                .chain(cells(r))
+                .collect(),
+        );
+    }
+    let widths: Vec<usize> = (0..grid[0].len())
+        .map(|c| {
+            grid.iter()
+                .map(|row| row[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, row) in grid.iter().enumerate() {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            out.push_str(&rule.join("  "));
+            out.push('\n');
+        }
+    }
+    for r in rows.iter().filter(|r| r.expectations_failed > 0) {
+        for e in r.expectations.iter().filter(|e| !e.passed) {
+            out.push_str(&format!(
+                "FAIL [{}] {}: expected {}, got {}\n",
+                label(&r.variant),
+                e.name,
+                e.expected,
+                e.actual
+            ));
+        }
+    }
+    out
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn csv(rows: &[Row]) -> String {
+    let paths: Vec<String> = rows
+        .first()
+        .map(|r| r.variant.iter().map(|(p, _)| p.clone()).collect())
+        .unwrap_or_default();
+    let mut out: Vec<String> = vec![
+        paths
+            .iter()
+            .map(|p| csv_field(p))
+            .chain(COLUMNS.iter().map(|c| c.to_string()))
+            .collect::<Vec<_>>()
+            .join(","),
+    ];
+    for r in rows {
+        out.push(
+            r.variant
+                .iter()
+                .map(|(_, v)| csv_field(v))
+                .chain(cells(r))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    out.join("\n") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_split_on_top_level_commas_only() {
+        assert_eq!(split_values("26,28"), ["26", "28"]);
+        assert_eq!(
+            split_values("{interval: 1s, multiplier: 3}, false"),
+            ["{interval: 1s, multiplier: 3}", "false"]
+        );
+        assert_eq!(split_values("'a,b',c"), ["'a,b'", "c"]);
+    }
+
+    #[test]
+    fn the_first_axis_varies_slowest() {
+        let axes = vec![
+            ("a".to_string(), vec!["1".to_string(), "2".to_string()]),
+            ("b".to_string(), vec!["x".to_string(), "y".to_string()]),
+        ];
+        let labels: Vec<String> = cross_product(&axes).iter().map(|v| label(v)).collect();
+        assert_eq!(labels, ["a=1 b=x", "a=1 b=y", "a=2 b=x", "a=2 b=y"]);
+    }
+}
