@@ -13,6 +13,7 @@
 pub mod addressing;
 pub mod cluster;
 pub mod expect;
+pub mod placement;
 pub mod queue;
 pub mod rng;
 pub mod snapshot;
@@ -60,6 +61,8 @@ pub struct World {
     pub cluster: Cluster,
     pub addressing: Addressing,
     pub namespaces: Namespaces,
+    /// Schedulable nodes by pod count.
+    pub placement: placement::Placement,
 }
 
 /// One line of the event log (`events.jsonl`).
@@ -181,6 +184,7 @@ impl<'s> Simulation<'s> {
                 cluster: Cluster::new(&scenario.workloads),
                 addressing,
                 namespaces,
+                placement: placement::Placement::default(),
             },
             log: Vec::new(),
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
@@ -191,6 +195,10 @@ impl<'s> Simulation<'s> {
             notes,
         };
         sim.drain_ipam_changes();
+        let ids: Vec<NodeId> = sim.world.topology.live_nodes().map(|(id, _)| id).collect();
+        for id in ids {
+            sim.refresh_placement(id);
+        }
         // Initial pods: at time 0 in file order, one every 10 ms.
         let mut slots = Vec::new();
         for (w, workload) in scenario.workloads.iter().enumerate() {
@@ -421,6 +429,7 @@ impl<'s> Simulation<'s> {
                 return;
             };
             self.world.cluster.bind(id, node);
+            self.refresh_placement(node);
             let key = self.world.cluster.pod(id).key();
             let node_name = self.world.topology.node(node).name.clone();
             self.record("podScheduled", key, format!("on {node_name}"));
@@ -485,31 +494,31 @@ impl<'s> Simulation<'s> {
     /// The eligible node with the fewest pods; ties broken by the scheduling stream.
     fn choose_node(&mut self, w: usize) -> Option<NodeId> {
         let selector = &self.scenario.workloads[w].node_selector;
-        let mut best: Vec<NodeId> = Vec::new();
-        let mut fewest = usize::MAX;
-        for (id, node) in self.world.topology.live_nodes() {
-            if node.down || !selector.iter().all(|(k, v)| node.labels.get(k) == Some(v)) {
-                continue;
+        let topology = &self.world.topology;
+        let pick = |n: usize, stream: &mut Stream| if n == 1 { 0 } else { stream.index(n) };
+        if selector.is_empty() {
+            let fewest = self.world.placement.fewest_any();
+            if fewest.is_empty() {
+                return None;
             }
-            let pods = self.world.cluster.pods_on(id);
-            if pods >= node.max_pods as usize {
-                continue;
-            }
-            match pods.cmp(&fewest) {
-                std::cmp::Ordering::Less => {
-                    fewest = pods;
-                    best.clear();
-                    best.push(id);
-                }
-                std::cmp::Ordering::Equal => best.push(id),
-                std::cmp::Ordering::Greater => {}
-            }
+            return Some(fewest[pick(fewest.len(), &mut self.scheduling)]);
         }
-        match best.len() {
-            0 => None,
-            1 => Some(best[0]),
-            n => Some(best[self.scheduling.index(n)]),
+        let fewest = self.world.placement.fewest(|id| {
+            let labels = &topology.node(id).labels;
+            selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+        });
+        if fewest.is_empty() {
+            return None;
         }
+        Some(fewest[pick(fewest.len(), &mut self.scheduling)])
+    }
+
+    /// Re-files a node in the placement index after its pods or its state changed.
+    fn refresh_placement(&mut self, node: NodeId) {
+        let n = self.world.topology.node(node);
+        let pods = self.world.cluster.pods_on(node);
+        let schedulable = !n.deleted && !n.down && pods < n.max_pods as usize;
+        self.world.placement.update(node, pods, schedulable);
     }
 
     fn retry_pending(&mut self) {
@@ -523,6 +532,9 @@ impl<'s> Simulation<'s> {
     /// that will come back with the same name).
     fn remove_pod(&mut self, id: PodId, keep_address: bool, why: &str) {
         let pod = self.world.cluster.remove_pod(id);
+        if let Some(node) = pod.node {
+            self.refresh_placement(node);
+        }
         if let Some(address) = &pod.address {
             self.pool_usage.change(self.now, &address.pool, -1);
         }
@@ -549,6 +561,7 @@ impl<'s> Simulation<'s> {
                 }
                 let mut slots = Vec::new();
                 for id in added {
+                    self.refresh_placement(id);
                     let node = self.world.topology.node(id).clone();
                     self.world.addressing.add_node(self.now, &node);
                     self.record(
@@ -726,6 +739,7 @@ impl<'s> Simulation<'s> {
                 };
             }
         }
+        self.refresh_placement(id);
         self.record(kind, name, if down { "down" } else { "up" });
         if !down {
             self.queue_retry();
@@ -756,6 +770,7 @@ impl<'s> Simulation<'s> {
             }
         }
         self.world.topology.node_mut(id).deleted = true;
+        self.refresh_placement(id);
         self.world.addressing.remove_node(self.now, name);
         self.record("deleteNode", name, "deleted");
         self.queue_creations(self.now, slots);
