@@ -27,6 +27,7 @@
 //! ```
 
 pub mod cli;
+pub mod forwarding;
 pub mod ipam;
 pub mod model;
 pub mod report;

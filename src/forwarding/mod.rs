@@ -1,0 +1,29 @@
+//! Forwarding: FIBs with longest-prefix match, hop-by-hop packet walks with encapsulation,
+//! and all-pairs reachability by equivalence classes (SPEC §3.5, REFERENCE §5).
+//!
+//! The simulator builds a [`Dataplane`] for an instant with [`Dataplane::builder`]: the
+//! builder derives connected, default and fabric routes from the topology, and takes pools,
+//! pods, blackholes and learned routes as plain data (this layer does not depend on BGP, IPAM
+//! or the engine). Then [`walk::trace`] follows one packet, and [`reach::all_pairs`] /
+//! [`reach::reachability`] count reachable pod pairs and group the others by reason.
+//!
+//! - `fib`: entries, layered tables (shared + per-device overlay), LPM (prefix-trie).
+//! - `dataplane`: the builder, next-hop resolution, encapsulation decisions, underlay state.
+//! - `walk`: one packet, hop by hop.
+//! - `reach`: every pair, by forwarding equivalence classes.
+//!
+//! Architecture invariant: nothing here mutates simulation state or fails on input; a dropped
+//! packet is a [`Verdict`] with a [`Reason`], never an `Err`.
+
+mod dataplane;
+pub mod fib;
+pub mod reach;
+pub mod walk;
+
+#[cfg(test)]
+mod testutil;
+
+pub use dataplane::{Attachment, Dataplane, DataplaneBuilder, PodInfo, PoolEncap, SharedTableId};
+pub use fib::{Action, Encap, FibEntry, Origin, PodKey};
+pub use reach::{Reachability, UnreachableGroup, all_pairs, reachability};
+pub use walk::{HOP_LIMIT, Hop, Outer, Reason, Source, Trace, Verdict, trace};
