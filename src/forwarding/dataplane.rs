@@ -24,7 +24,9 @@ use std::sync::Arc;
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 
-use super::fib::{Action, DeviceFib, Encap, FibEntry, Origin, PodKey, SharedTable, Stored, Table};
+use super::fib::{
+    Action, DeviceFib, Encap, FibEntry, Flat4, Origin, PodKey, SharedTable, Stored, Table,
+};
 use crate::ipam::calico::EncapMode;
 use crate::model::topology::{DeviceId, DeviceKind, LinkKind, NodeId, RackId, Topology};
 
@@ -102,6 +104,8 @@ pub struct Dataplane {
     pub(crate) fibs: Vec<DeviceFib>,
     /// Per device, its connected and static routes: what learned next hops resolve through.
     igp: Vec<Table>,
+    /// The same, compiled for IPv4 once built.
+    igp_flat: Vec<Option<Flat4>>,
     lens: Vec<usize>,
     /// Fabric and inter-zone links by their ends (smaller id first): up or not.
     links: HashMap<(DeviceId, DeviceId), bool>,
@@ -142,6 +146,15 @@ impl Dataplane {
     /// pool); `None` when nothing matches (or the device is unknown).
     pub fn lookup(&self, device: DeviceId, addr: IpAddr) -> Option<FibEntry> {
         self.lookup_with(device, addr, Some(addr), false)
+    }
+
+    /// Longest-prefix match only: the prefix of the entry `addr` matches on `device`,
+    /// without resolving it (what the LPM benchmark measures).
+    pub fn lpm(&self, device: DeviceId, addr: IpAddr) -> Option<IpNet> {
+        self.fibs
+            .get(device.index())?
+            .lookup(addr, false)
+            .map(|(prefix, _)| prefix)
     }
 
     /// The device's FIB in prefix order (IPv4 first), as `ip route` would list it.
@@ -253,14 +266,18 @@ impl Dataplane {
         if info.address == next_hop {
             return None;
         }
-        match self.igp.get(device.index())?.lpm(next_hop)?.1 {
-            Stored::Connected(rack) => match self.owners.get(&(*rack, next_hop)) {
+        let stored = match (next_hop, self.igp_flat.get(device.index())) {
+            (IpAddr::V4(a), Some(Some(flat))) => flat.lpm(u32::from(a))?.1,
+            _ => *self.igp.get(device.index())?.lpm(next_hop)?.1,
+        };
+        match stored {
+            Stored::Connected(rack) => match self.owners.get(&(rack, next_hop)) {
                 Some(Owner::Device(o)) if *o != device => Some((next_hop, *o)),
                 _ => None,
             },
             Stored::Via {
                 next_hop, device, ..
-            } => Some((*next_hop, *device)),
+            } => Some((next_hop, device)),
             _ => None,
         }
     }
@@ -434,6 +451,7 @@ impl DataplaneBuilder {
             racks,
             fibs: vec![DeviceFib::default(); n],
             igp: vec![Table::default(); n],
+            igp_flat: vec![None; n],
             lens: vec![0; n],
             links,
             pools: Vec::new(),
@@ -636,6 +654,11 @@ impl DataplaneBuilder {
     /// Resolves learned routes, withdraws those that do not resolve, and counts entries.
     pub fn build(self) -> Dataplane {
         let mut dp = self.dp;
+        dp.igp_flat = dp
+            .igp
+            .iter()
+            .map(|t| Some(Flat4::compile(t.v4_map())))
+            .collect();
         for i in 0..dp.fibs.len() {
             let id = DeviceId(i as u32);
             // The device's own learned routes.
@@ -668,6 +691,7 @@ impl DataplaneBuilder {
                 }
             }
             let fib = &mut dp.fibs[i];
+            fib.compile();
             fib.has_withdrawn = fib
                 .overlay
                 .iter()

@@ -29,6 +29,12 @@ use super::walk::{
 };
 use crate::model::topology::{DeviceId, RackId};
 
+/// An atom: its address family (IPv6 or not) and its index among that family's atoms.
+type AtomId = (bool, usize);
+
+/// The per-device steps of one atom, by device and tunnel (kind and outer destination).
+type Memo = HashMap<(DeviceId, Option<(Encap, IpAddr)>), Processed>;
+
 /// Pairs that did not deliver, for one reason at one device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UnreachableGroup {
@@ -107,8 +113,7 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
         };
 
     // Atoms in order; destination classes of one atom are consecutive in `dests`.
-    let mut by_atom: BTreeMap<Option<(bool, usize)>, Vec<(&DstClass, &Vec<PodKey>)>> =
-        BTreeMap::new();
+    let mut by_atom: BTreeMap<Option<AtomId>, Vec<(&DstClass, &Vec<PodKey>)>> = BTreeMap::new();
     for (class, members) in &dests {
         by_atom
             .entry(class.atom())
@@ -116,7 +121,7 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
             .push((class, members));
     }
     for (atom, classes) in &by_atom {
-        let mut memo: HashMap<(DeviceId, Option<(Encap, IpAddr)>), Processed> = HashMap::new();
+        let mut memo = Memo::new();
         for (src, s_members) in &sources {
             let chain = match (src, atom) {
                 (SrcClass::WrongSubnet(d), _) => {
@@ -397,7 +402,7 @@ fn walk_chain(
     src: &SrcClass,
     members: &[PodKey],
     rep: IpAddr,
-    memo: &mut HashMap<(DeviceId, Option<(Encap, IpAddr)>), Processed>,
+    memo: &mut Memo,
 ) -> Chain {
     let start = match src {
         SrcClass::WrongSubnet(d) | SrcClass::Node(d) | SrcClass::Segment { device: d, .. } => *d,
@@ -484,13 +489,7 @@ fn walk_chain(
 }
 
 /// The per-device step for the atom, memoised: it does not depend on the tunnel's source.
-fn cached(
-    dp: &Dataplane,
-    memo: &mut HashMap<(DeviceId, Option<(Encap, IpAddr)>), Processed>,
-    device: DeviceId,
-    mode: Mode,
-    rep: IpAddr,
-) -> Processed {
+fn cached(dp: &Dataplane, memo: &mut Memo, device: DeviceId, mode: Mode, rep: IpAddr) -> Processed {
     let key = (
         device,
         match mode {
@@ -501,4 +500,284 @@ fn cached(
     *memo
         .entry(key)
         .or_insert_with(|| process(dp, device, mode, rep, true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forwarding::testutil::*;
+    use crate::forwarding::walk::{Source, trace};
+    use crate::forwarding::{Attachment, Dataplane};
+    use crate::ipam::calico::EncapMode;
+    use crate::model::topology::{NodeId, Topology};
+    use proptest::prelude::*;
+
+    /// The oracle: trace every ordered pair of distinct pods.
+    fn brute(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachability {
+        let from = known(dp, from);
+        let to = known(dp, to);
+        let mut out = Reachability::default();
+        let mut groups: BTreeMap<(Reason, DeviceId), (u64, (PodKey, PodKey))> = BTreeMap::new();
+        for s in &from {
+            for d in &to {
+                if s.key == d.key {
+                    continue;
+                }
+                out.pairs += 1;
+                let tr = trace(dp, Source::Pod(s.key), d.ip).expect("known pod");
+                match tr.verdict {
+                    Verdict::Delivered => out.reachable += 1,
+                    Verdict::Dropped { reason, at } => {
+                        let g = groups.entry((reason, at)).or_insert((0, (s.key, d.key)));
+                        g.0 += 1;
+                        g.1 = g.1.min((s.key, d.key));
+                    }
+                }
+            }
+        }
+        out.unreachable = groups
+            .into_iter()
+            .map(
+                |((reason, stopped_at), (count, example))| UnreachableGroup {
+                    reason,
+                    stopped_at,
+                    count,
+                    example,
+                },
+            )
+            .collect();
+        out
+    }
+
+    #[test]
+    fn native_routing_reaches_inside_a_rack_only() {
+        let t = topology(&[&[2, 1]]);
+        let dp = calico(&t, EncapMode::Never, EncapMode::Never, 2).build();
+        let r = all_pairs(&dp);
+        assert_eq!(r.pairs, 6 * 5);
+        // Inside rack a0: 4 pods, 12 pairs; a1-n0's 2 pods reach each other: 2.
+        assert_eq!(r.reachable, 14);
+        let tor = t.device_by_name("tor-a0").expect("tor");
+        let tor1 = t.device_by_name("tor-a1").expect("tor");
+        assert_eq!(
+            r.unreachable,
+            vec![
+                UnreachableGroup {
+                    reason: Reason::NoRoute,
+                    stopped_at: tor,
+                    count: 8,
+                    example: (pod_key(0, 0), pod_key(2, 0)),
+                },
+                UnreachableGroup {
+                    reason: Reason::NoRoute,
+                    stopped_at: tor1,
+                    count: 8,
+                    example: (pod_key(2, 0), pod_key(0, 0)),
+                },
+            ]
+        );
+        assert_eq!(r, brute(&dp, &keys(&dp), &keys(&dp)));
+    }
+
+    fn keys(dp: &Dataplane) -> Vec<PodKey> {
+        dp.pods().map(|p| p.key).collect()
+    }
+
+    /// A small deterministic generator (SplitMix64) driven by proptest's seed.
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+        fn chance(&mut self, percent: u64) -> bool {
+            self.next() % 100 < percent
+        }
+        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+            xs[self.below(xs.len())]
+        }
+    }
+
+    /// A random small cluster: 1–3 racks, random pods (Calico, borrowed, Spiderpool, some in
+    /// the wrong subnet), missing and extra routes, blackholes, down nodes and links, and
+    /// random encapsulation modes.
+    fn scenario(seed: u64) -> (Topology, Dataplane) {
+        let mut g = Gen(seed);
+        let racks = 1 + g.below(3);
+        let shape: Vec<u8> = (0..racks).map(|_| 1 + g.below(3) as u8).collect();
+        let zones: Vec<&[u8]> = if racks > 1 && g.chance(50) {
+            vec![&shape[..1], &shape[1..]]
+        } else {
+            vec![&shape[..]]
+        };
+        let mut t = topology(&zones);
+        let nodes = t.nodes.len();
+        for i in 0..nodes {
+            if g.chance(15) {
+                t.node_mut(NodeId(i as u32)).down = true;
+            }
+            if g.chance(15) {
+                let ip = t.nodes[i].ip;
+                t.node_mut(NodeId(i as u32)).bgp.ipv4_subnet =
+                    Some(IpNet::new(ip, 32).expect("host"));
+            }
+        }
+        for l in 0..t.links.len() {
+            if g.chance(8) {
+                t.set_link_up(crate::model::topology::LinkId(l as u32), false);
+            }
+        }
+        use EncapMode::{Always, CrossSubnet, Never};
+        let ipip = g.pick(&[Never, Always, CrossSubnet]);
+        let vxlan = if ipip == Never {
+            g.pick(&[Never, Always, CrossSubnet])
+        } else {
+            Never
+        };
+        let mut b = Dataplane::builder(&t);
+        b.pool(net("10.200.0.0/16"), ipip, vxlan);
+        b.pool(
+            net("10.201.0.0/16"),
+            Never,
+            g.pick(&[Never, Always, CrossSubnet]),
+        );
+        let mut shared_routes: Vec<(IpNet, IpAddr)> = Vec::new();
+        let mut key = 0u64;
+        let mut pods: Vec<(PodKey, IpAddr, usize, Attachment)> = Vec::new();
+        for i in 0..nodes {
+            shared_routes.push((block(i), t.nodes[i].ip));
+            for j in 0..g.below(3) {
+                pods.push((PodKey(key), pod_ip(i, j), i, Attachment::Calico));
+                key += 1;
+            }
+        }
+        // Borrowed addresses: in another node's block, routed by a /32 via the borrower.
+        for n in 0..g.below(3) {
+            let owner = g.below(nodes);
+            let borrower = g.below(nodes);
+            let addr = IpAddr::from([10, 200, owner as u8, 40 + n as u8]);
+            pods.push((PodKey(key), addr, borrower, Attachment::Calico));
+            key += 1;
+            if g.chance(70) {
+                shared_routes.push((IpNet::from(addr), t.nodes[borrower].ip));
+            }
+        }
+        // Spiderpool pods: in their rack subnet, or not; with various gateways.
+        for n in 0..g.below(4) {
+            let node = g.below(nodes);
+            let rack = if g.chance(80) {
+                t.nodes[node].rack.index()
+            } else {
+                g.below(racks)
+            };
+            let addr = IpAddr::from([10, rack as u8, 0, 100 + n as u8]);
+            let gateway = match g.below(4) {
+                0 => None,
+                1 => Some(IpAddr::from([10, rack as u8, 0, 1])),
+                2 => Some(t.nodes[g.below(nodes)].ip),
+                _ => Some(IpAddr::from([10, rack as u8, 0, 254])),
+            };
+            pods.push((PodKey(key), addr, node, Attachment::Segment { gateway }));
+            key += 1;
+        }
+        // A pod in the second pool.
+        if g.chance(50) {
+            let node = g.below(nodes);
+            pods.push((PodKey(key), ip("10.201.0.5"), node, Attachment::Calico));
+            shared_routes.push((net("10.201.0.0/26"), t.nodes[node].ip));
+            if g.chance(50) {
+                let d = t.nodes[node].device;
+                b.blackhole(d, net("10.201.0.0/26"));
+            }
+        }
+        for (k, addr, node, att) in &pods {
+            b.pod(*k, *addr, NodeId(*node as u32), *att);
+        }
+        let shared = b.shared_table(shared_routes.clone());
+        let hops: Vec<IpAddr> = t.devices.iter().map(|d| d.address).collect();
+        let prefixes = [
+            net("10.200.0.0/16"),
+            net("10.200.1.0/24"),
+            net("10.201.0.0/16"),
+            net("0.0.0.0/0"),
+        ];
+        for i in 0..nodes {
+            let d = t.nodes[i].device;
+            if g.chance(85) {
+                b.blackhole(d, block(i));
+            }
+            let mine: Vec<(IpNet, IpAddr)> = shared_routes
+                .iter()
+                .copied()
+                .filter(|(p, nh)| *nh != t.nodes[i].ip && *p != block(i))
+                .filter(|_| g.chance(85))
+                .collect();
+            b.learned_routes(d, shared, mine);
+        }
+        // Extra routes anywhere (routers too), some making loops.
+        for _ in 0..g.below(5) {
+            let d = crate::model::topology::DeviceId(g.below(t.devices.len()) as u32);
+            let prefix = if g.chance(50) {
+                g.pick(&prefixes)
+            } else {
+                block(g.below(nodes))
+            };
+            match g.below(3) {
+                0 => {
+                    b.blackhole(d, prefix);
+                }
+                1 => {
+                    b.withhold(d, prefix);
+                }
+                _ => {
+                    b.learned(d, prefix, g.pick(&hops));
+                }
+            }
+        }
+        // Routers that learned the blocks (native routing across the fabric).
+        if g.chance(40) {
+            for r in 0..t.racks.len() {
+                let tor = t.racks[r].tor;
+                b.use_shared(tor, shared);
+            }
+        }
+        (t, b.build())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Equivalence classes give exactly what tracing every pair gives.
+        #[test]
+        fn equivalence_classes_equal_tracing_every_pair(seed in any::<u64>()) {
+            let (_t, dp) = scenario(seed);
+            let all = keys(&dp);
+            prop_assert_eq!(all_pairs(&dp), brute(&dp, &all, &all));
+            let half: Vec<PodKey> = all.iter().copied().step_by(2).collect();
+            prop_assert_eq!(reachability(&dp, &half, &all), brute(&dp, &half, &all));
+            prop_assert_eq!(reachability(&dp, &all, &half), brute(&dp, &all, &half));
+        }
+
+        /// Every FIB counts what it lists, whatever was withheld or left unresolved.
+        #[test]
+        fn fib_len_counts_the_listed_entries(seed in any::<u64>()) {
+            let (t, dp) = scenario(seed);
+            for d in 0..t.devices.len() {
+                let d = DeviceId(d as u32);
+                let entries = dp.entries(d);
+                prop_assert_eq!(dp.fib_len(d), entries.len());
+                // Every listed learned entry resolved to an adjacent device.
+                for e in entries {
+                    if let crate::forwarding::Action::Via { device, .. } = e.action {
+                        prop_assert!(device != d);
+                    }
+                }
+            }
+        }
+    }
 }
