@@ -692,10 +692,6 @@ impl DataplaneBuilder {
             }
             let fib = &mut dp.fibs[i];
             fib.compile();
-            fib.has_withdrawn = fib
-                .overlay
-                .iter()
-                .any(|(_, e)| matches!(e, Stored::Withdrawn));
             dp.lens[i] = fib.len();
         }
         dp

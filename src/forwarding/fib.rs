@@ -350,8 +350,6 @@ impl SharedTable {
 pub(crate) struct DeviceFib {
     pub(crate) overlay: Table,
     pub(crate) shared: Vec<Arc<SharedTable>>,
-    /// The overlay holds at least one `Withdrawn` marker (lookups must then check masks).
-    pub(crate) has_withdrawn: bool,
     /// The overlay's IPv4 part compiled, once the overlay is final.
     pub(crate) flat: Option<Flat4>,
 }
@@ -539,7 +537,6 @@ mod tests {
             Some((net("10.1.2.0/24"), Stored::Blackhole))
         );
         fib.overlay.insert(net("10.1.2.0/24"), Stored::Withdrawn);
-        fib.has_withdrawn = true;
         fib.compile();
         assert_eq!(fib.lookup(a, false), Some((net("10.1.0.0/16"), via(1))));
         assert_eq!(fib.len(), 1);
@@ -663,7 +660,6 @@ mod tests {
         ) {
             let mut fib = DeviceFib::default();
             for (p, e) in overlay {
-                fib.has_withdrawn |= e == Stored::Withdrawn;
                 fib.overlay.insert(p, e);
             }
             for routes in shared {
