@@ -136,6 +136,15 @@ fn default_route(addr: IpAddr) -> IpNet {
     }
 }
 
+impl std::fmt::Debug for Dataplane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dataplane")
+            .field("devices", &self.devices.len())
+            .field("pods", &self.pods.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Dataplane {
     /// Starts a dataplane for the topology as it is now (links, nodes down, nodes deleted).
     pub fn builder(topology: &Topology) -> DataplaneBuilder {

@@ -9,6 +9,7 @@ pub mod junit;
 
 use serde::Serialize;
 
+use crate::forwarding::all_pairs;
 use crate::model::topology::DeviceKind;
 use crate::model::workload::PodStatus;
 use crate::scenario::Scenario;
@@ -30,8 +31,25 @@ pub struct Report {
     pub pools: Vec<PoolRow>,
     pub nodes: Vec<NodeRow>,
     pub pods: Vec<PodRow>,
+    /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
+    pub unreachable: Vec<UnreachableRow>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnreachableRow {
+    pub reason: &'static str,
+    pub stopped_at: String,
+    pub count: u64,
+    pub example: PairExample,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PairExample {
+    pub from: String,
+    pub to: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -48,6 +66,14 @@ pub struct Summary {
     pub events: usize,
     pub expectations_passed: usize,
     pub expectations_failed: usize,
+    /// Ordered pairs of distinct pods with an address that deliver (when forwarding is
+    /// simulated), and all such pairs: n(n−1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reachable_pairs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod_pairs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_fib_routes: Option<usize>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -73,6 +99,34 @@ impl Report {
         let mut warnings = scenario.warning_lines();
         warnings.extend(outcome.notes.iter().cloned());
         let passed = expectations.iter().filter(|e| e.passed).count();
+        let reach = last.dataplane.as_ref().map(|dp| all_pairs(dp));
+        let pod_name = |key| {
+            last.pods.iter().find(|p| p.key == key).map_or_else(
+                || "?".to_string(),
+                |p| format!("{}/{}", p.namespace, p.name),
+            )
+        };
+        let unreachable = reach
+            .as_ref()
+            .map(|r| {
+                r.unreachable
+                    .iter()
+                    .map(|g| UnreachableRow {
+                        reason: g.reason.as_str(),
+                        stopped_at: last
+                            .devices
+                            .get(g.stopped_at.index())
+                            .cloned()
+                            .unwrap_or_default(),
+                        count: g.count,
+                        example: PairExample {
+                            from: pod_name(g.example.0),
+                            to: pod_name(g.example.1),
+                        },
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Report {
             podnet: env!("CARGO_PKG_VERSION"),
             scenario: scenario.name.clone(),
@@ -91,6 +145,9 @@ impl Report {
                 events: outcome.log.len(),
                 expectations_passed: passed,
                 expectations_failed: expectations.len() - passed,
+                reachable_pairs: reach.as_ref().map(|r| r.reachable),
+                pod_pairs: reach.as_ref().map(|r| r.pairs),
+                max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),
             },
             topology: TopologySummary {
                 zones: topo.zones.len(),
@@ -108,6 +165,7 @@ impl Report {
             pools: last.pools.clone(),
             nodes: last.nodes.clone(),
             pods: last.pods.clone(),
+            unreachable,
             expectations,
             warnings,
         }
@@ -146,6 +204,17 @@ impl Report {
             s.blocks,
             s.borrowed_ips
         );
+        if let (Some(reachable), Some(pairs)) = (s.reachable_pairs, s.pod_pairs) {
+            out.push_str(&format!(
+                "  reachability: {reachable} of {pairs} pod pairs delivered\n"
+            ));
+            for u in &self.unreachable {
+                out.push_str(&format!(
+                    "    {} {} at {} (e.g. {} -> {})\n",
+                    u.count, u.reason, u.stopped_at, u.example.from, u.example.to
+                ));
+            }
+        }
         for p in &self.pools {
             out.push_str(&format!(
                 "  pool {} {}: {} allocated of {}, {} blocks, MTU {}\n",

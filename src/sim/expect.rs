@@ -11,9 +11,11 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 use super::snapshot::{PodRow, Snapshot};
+use crate::forwarding::{Action, PodKey, Source, Verdict, reachability, trace};
 use crate::model::TextEnum;
-use crate::model::expect::{Check, Count, Expectation, PodSet};
+use crate::model::expect::{Check, Count, Expectation, PodSet, RouteTable};
 use crate::model::time::SimTime;
+use crate::model::topology::DeviceId;
 use crate::model::workload::PodStatus;
 
 /// The verdict on one expectation.
@@ -150,6 +152,40 @@ fn select<'a>(snap: &'a Snapshot, set: &PodSet) -> Result<Vec<&'a PodRow>, Strin
     })
 }
 
+fn device_id(snap: &Snapshot, name: &str) -> Result<DeviceId, String> {
+    snap.devices
+        .iter()
+        .position(|d| d == name)
+        .map(|i| DeviceId(i as u32))
+        .ok_or_else(|| format!("no node or device `{name}`"))
+}
+
+/// How SPEC §2.6 names a FIB entry's next hop: the device handed the packet (the tunnel's
+/// far end for an encapsulated route), `blackhole`, `local`, or `connected` for on-link.
+fn next_hop_name(snap: &Snapshot, action: &Action) -> String {
+    let name = |d: &DeviceId| snap.devices.get(d.index()).cloned().unwrap_or_default();
+    match action {
+        Action::Via { device, .. } | Action::Tunnel { device, .. } => name(device),
+        Action::Blackhole => "blackhole".to_string(),
+        Action::Local(_) => "local".to_string(),
+        Action::Connected(_) => "connected".to_string(),
+    }
+}
+
+fn addressed_keys(pods: Vec<&PodRow>) -> Vec<PodKey> {
+    pods.into_iter()
+        .filter(|p| p.ip.is_some())
+        .map(|p| p.key)
+        .collect()
+}
+
+fn pod_name(snap: &Snapshot, key: PodKey) -> String {
+    snap.pods.iter().find(|p| p.key == key).map_or_else(
+        || "?".to_string(),
+        |p| format!("{}/{}", p.namespace, p.name),
+    )
+}
+
 fn not_simulated(kind: &str) -> (bool, String, String) {
     (
         false,
@@ -249,6 +285,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 let mut one = Compare::new();
                 one.count("blocks", *blocks, n.blocks.len() as u64);
                 one.count("borrowedIps", *borrowed_ips, n.borrowed_ips as u64);
+                one.count("fibRoutes", *fib_routes, n.fib_routes.unwrap_or(0) as u64);
                 if !one.passed || name != "*" {
                     cmp.passed &= one.passed;
                     let prefix = if name == "*" {
@@ -298,10 +335,165 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 snap.allocation_failures() as u64,
             );
         }
-        Check::Route { .. } => return Ok(not_simulated("route")),
-        Check::Reachable { .. } => return Ok(not_simulated("reachable")),
-        Check::Unreachable { .. } => return Ok(not_simulated("unreachable")),
-        Check::Path { .. } => return Ok(not_simulated("path")),
+        Check::Route {
+            node,
+            prefix,
+            next_hop,
+            present,
+            table,
+        } => {
+            if *table == RouteTable::Rib {
+                return Ok(not_simulated("route (table: rib)"));
+            }
+            let Some(dp) = &snap.dataplane else {
+                return Ok(not_simulated("route"));
+            };
+            let device = device_id(snap, node)?;
+            let entry = dp.entries(device).into_iter().find(|e| e.prefix == *prefix);
+            let found = entry.as_ref().map(|e| next_hop_name(snap, &e.action));
+            let holds = match (present, &found, next_hop) {
+                (true, Some(got), Some(want)) => got == want,
+                (true, Some(_), None) => true,
+                (false, None, _) => true,
+                (false, Some(got), Some(want)) => got != want,
+                _ => false,
+            };
+            let expected = match (present, next_hop) {
+                (true, Some(nh)) => format!("{prefix} via {nh} in the FIB of {node}"),
+                (true, None) => format!("{prefix} in the FIB of {node}"),
+                (false, Some(nh)) => format!("no {prefix} via {nh} in the FIB of {node}"),
+                (false, None) => format!("no {prefix} in the FIB of {node}"),
+            };
+            let actual = match found {
+                Some(nh) => format!("{prefix} via {nh}"),
+                None => format!("no entry for {prefix}"),
+            };
+            return Ok((holds, expected, actual));
+        }
+        Check::Reachable { from, to } | Check::Unreachable { from, to, .. } => {
+            let Some(dp) = &snap.dataplane else {
+                return Ok(not_simulated(c.kind()));
+            };
+            let sources = addressed_keys(select(snap, from)?);
+            let targets = addressed_keys(select(snap, to)?);
+            let r = reachability(dp, &sources, &targets);
+            let reason = match c {
+                Check::Unreachable { reason, .. } => *reason,
+                _ => None,
+            };
+            let want_reachable = matches!(c, Check::Reachable { .. });
+            let expected = match (want_reachable, reason) {
+                (true, _) => format!("every pair of {from} -> {to} delivered"),
+                (false, Some(why)) => {
+                    format!("no pair of {from} -> {to} delivered, every one {why}")
+                }
+                (false, None) => format!("no pair of {from} -> {to} delivered"),
+            };
+            if r.pairs == 0 {
+                return Ok((
+                    false,
+                    expected,
+                    "no pair of pods with an address in these sets".to_string(),
+                ));
+            }
+            let groups: Vec<String> = r
+                .unreachable
+                .iter()
+                .map(|g| {
+                    let (a, b) = g.example;
+                    format!(
+                        "{} {} at {} (e.g. {} -> {})",
+                        g.count,
+                        g.reason,
+                        snap.devices
+                            .get(g.stopped_at.index())
+                            .map_or("?", String::as_str),
+                        pod_name(snap, a),
+                        pod_name(snap, b)
+                    )
+                })
+                .collect();
+            let actual = if groups.is_empty() {
+                format!("{} of {} pairs delivered", r.reachable, r.pairs)
+            } else {
+                format!(
+                    "{} of {} pairs delivered; {}",
+                    r.reachable,
+                    r.pairs,
+                    groups.join("; ")
+                )
+            };
+            let holds = if want_reachable {
+                r.reachable == r.pairs
+            } else {
+                r.reachable == 0
+                    && reason.is_none_or(|why| {
+                        r.unreachable
+                            .iter()
+                            .all(|g| g.reason.as_str() == why.as_str())
+                    })
+            };
+            return Ok((holds, expected, actual));
+        }
+        Check::Path {
+            from,
+            to,
+            via,
+            encapsulation,
+        } => {
+            let Some(dp) = &snap.dataplane else {
+                return Ok(not_simulated("path"));
+            };
+            let source = find_pod(snap, from).ok_or_else(|| format!("no pod `{from}`"))?;
+            let target = find_pod(snap, to).ok_or_else(|| format!("no pod `{to}`"))?;
+            let (Some(_), Some(ip)) = (
+                &source.ip,
+                target.ip.as_deref().and_then(|i| i.parse::<IpAddr>().ok()),
+            ) else {
+                return Ok((
+                    false,
+                    format!("a path {from} -> {to}"),
+                    "one of the pods has no address".to_string(),
+                ));
+            };
+            let Some(t) = trace(dp, Source::Pod(source.key), ip) else {
+                return Ok((
+                    false,
+                    format!("a path {from} -> {to}"),
+                    "the source is not in the dataplane".to_string(),
+                ));
+            };
+            let hops: Vec<String> = t
+                .path()
+                .iter()
+                .map(|d| snap.devices.get(d.index()).cloned().unwrap_or_default())
+                .collect();
+            let encap = t.encapsulation().map_or("none", |e| e.as_str());
+            let mut holds = t.delivered();
+            let mut expected = vec![format!("{from} -> {to} delivered")];
+            if let Some(via) = via {
+                holds &= &hops == via;
+                expected.push(format!("via [{}]", via.join(", ")));
+            }
+            if let Some(e) = encapsulation {
+                holds &= e.as_str() == encap;
+                expected.push(format!("encapsulation {e}"));
+            }
+            let verdict = match t.verdict {
+                Verdict::Delivered => "delivered".to_string(),
+                Verdict::Dropped { reason, at } => {
+                    format!(
+                        "{reason} at {}",
+                        snap.devices.get(at.index()).map_or("?", String::as_str)
+                    )
+                }
+            };
+            return Ok((
+                holds,
+                expected.join(", "),
+                format!("{verdict} via [{}], encapsulation {encap}", hops.join(", ")),
+            ));
+        }
         Check::Bgp { .. } => return Ok(not_simulated("bgp")),
     }
     Ok(cmp.finish())

@@ -12,16 +12,21 @@
 
 pub mod addressing;
 pub mod cluster;
+pub mod dataplane;
 pub mod expect;
 pub mod placement;
 pub mod queue;
 pub mod rng;
 pub mod snapshot;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use ipnet::IpNet;
 
 use crate::ipam::calico::IpamChange;
 use crate::model::action::{Action, DeletePods};
+use crate::model::network::{CalicoBackend, Cni};
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{NodeId, Topology};
 use crate::model::workload::{PodStatus, WorkloadKind};
@@ -47,6 +52,23 @@ pub enum Event {
     RetryPending,
     /// kube-controllers' IPAM garbage collection check (REFERENCE §1.5).
     IpamGc,
+    /// Calico's VXLAN backend: a route reaches every node through the datastore.
+    Datastore {
+        prefix: IpNet,
+        next_hop: Option<IpAddr>,
+    },
+}
+
+/// Who installs routes to pods on the nodes.
+#[derive(Clone, Debug)]
+pub enum ControlPlane {
+    /// Nobody: Spiderpool pods live on their rack segments.
+    None,
+    /// Felix programs VXLAN routes from IPAM state (Calico's VXLAN backend, no BGP): every
+    /// node holds the same table, prefix → owner node.
+    Felix { routes: BTreeMap<IpNet, IpAddr> },
+    /// BIRD speaks BGP; not simulated yet, so forwarding is not evaluated.
+    Bird,
 }
 
 /// kube-controllers releases an affine block found empty on two checks more than this apart.
@@ -63,6 +85,7 @@ pub struct World {
     pub namespaces: Namespaces,
     /// Schedulable nodes by pod count.
     pub placement: placement::Placement,
+    pub control: ControlPlane,
 }
 
 /// One line of the event log (`events.jsonl`).
@@ -185,6 +208,13 @@ impl<'s> Simulation<'s> {
                 addressing,
                 namespaces,
                 placement: placement::Placement::default(),
+                control: match (scenario.network.cni, scenario.network.calico_backend) {
+                    (Cni::Spiderpool, _) => ControlPlane::None,
+                    (Cni::Calico, CalicoBackend::Vxlan) => ControlPlane::Felix {
+                        routes: BTreeMap::new(),
+                    },
+                    (Cni::Calico, CalicoBackend::Bird) => ControlPlane::Bird,
+                },
             },
             log: Vec::new(),
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
@@ -250,6 +280,21 @@ impl<'s> Simulation<'s> {
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
             Event::RetryPending => self.retry_pending(),
             Event::IpamGc => self.world.addressing.gc(self.now),
+            Event::Datastore { prefix, next_hop } => {
+                if let ControlPlane::Felix { routes } = &mut self.world.control {
+                    let outcome = match next_hop {
+                        Some(nh) => {
+                            routes.insert(prefix, nh);
+                            format!("every node routes it to {nh}")
+                        }
+                        None => {
+                            routes.remove(&prefix);
+                            "withdrawn from every node".to_string()
+                        }
+                    };
+                    self.record("felixRoute", prefix.to_string(), outcome);
+                }
+            }
         }
         self.drain_ipam_changes();
         true
@@ -320,31 +365,60 @@ impl<'s> Simulation<'s> {
     /// Block claims, releases and borrows become log lines, as they happen.
     fn drain_ipam_changes(&mut self) {
         for change in self.world.addressing.take_changes() {
-            match change {
-                IpamChange::BlockClaimed { node, block } => self.record(
-                    "blockClaimed",
-                    block.to_string(),
-                    format!("affine to {node}"),
-                ),
-                IpamChange::BlockAffinityReleased { node, block } => self.record(
-                    "blockReleased",
-                    block.to_string(),
-                    format!("no longer affine to {node}"),
-                ),
-                IpamChange::BlockDeleted { block } => {
-                    self.record("blockDeleted", block.to_string(), "empty, deleted")
+            // What the control plane must announce (Some(owner)) or withdraw (None).
+            let route: Option<(IpNet, Option<String>)> = match change {
+                IpamChange::BlockClaimed { node, block } => {
+                    self.record(
+                        "blockClaimed",
+                        block.to_string(),
+                        format!("affine to {node}"),
+                    );
+                    Some((block, Some(node)))
                 }
-                IpamChange::Borrowed { node, ip, block } => self.record(
-                    "borrowed",
-                    ip.to_string(),
-                    format!("{node} borrowed from {block}"),
-                ),
-                IpamChange::BorrowReleased { node, ip } => self.record(
-                    "borrowReleased",
-                    ip.to_string(),
-                    format!("released by {node}"),
-                ),
+                IpamChange::BlockAffinityReleased { node, block } => {
+                    self.record(
+                        "blockReleased",
+                        block.to_string(),
+                        format!("no longer affine to {node}"),
+                    );
+                    Some((block, None))
+                }
+                IpamChange::BlockDeleted { block } => {
+                    self.record("blockDeleted", block.to_string(), "empty, deleted");
+                    None
+                }
+                IpamChange::Borrowed { node, ip, block } => {
+                    self.record(
+                        "borrowed",
+                        ip.to_string(),
+                        format!("{node} borrowed from {block}"),
+                    );
+                    Some((IpNet::from(ip), Some(node)))
+                }
+                IpamChange::BorrowReleased { node, ip } => {
+                    self.record(
+                        "borrowReleased",
+                        ip.to_string(),
+                        format!("released by {node}"),
+                    );
+                    Some((IpNet::from(ip), None))
+                }
+            };
+            if let Some((prefix, owner)) = route {
+                self.route_changed(prefix, owner);
             }
+        }
+    }
+
+    /// Hands a block or borrowed address to the control plane: with Calico's VXLAN backend,
+    /// every node learns it from the datastore after `datastoreDelay` (SPEC §3.4).
+    fn route_changed(&mut self, prefix: IpNet, owner: Option<String>) {
+        if let ControlPlane::Felix { .. } = self.world.control {
+            let next_hop = owner
+                .and_then(|n| self.world.topology.node_by_name(&n))
+                .map(|id| self.world.topology.node(id).ip);
+            let at = self.now + self.scenario.network.datastore_delay;
+            self.queue.push(at, Event::Datastore { prefix, next_hop });
         }
     }
 

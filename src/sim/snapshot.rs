@@ -4,9 +4,13 @@
 //! blocks in name/address order, nodes in topology order), so it can be kept while the
 //! simulation goes on and serialized into `report.json` as it is.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
-use super::World;
+use super::dataplane::{self, Learned};
+use super::{ControlPlane, World};
+use crate::forwarding::{Dataplane, PodKey};
 use crate::model::TextEnum;
 use crate::model::network::Network;
 use crate::model::time::SimTime;
@@ -27,6 +31,9 @@ pub struct PodRow {
     pub reason: Option<String>,
     #[serde(skip)]
     pub ipam_failure: bool,
+    /// The pod's key in the dataplane.
+    #[serde(skip)]
+    pub key: PodKey,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -70,9 +77,12 @@ pub struct NodeRow {
     pub pods: usize,
     pub blocks: Vec<String>,
     pub borrowed_ips: usize,
+    /// Entries in its FIB, when forwarding is simulated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fib_routes: Option<usize>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
     pub time_us: u64,
@@ -80,6 +90,12 @@ pub struct Snapshot {
     pub pools: Vec<PoolRow>,
     pub blocks: Vec<BlockRow>,
     pub nodes: Vec<NodeRow>,
+    /// The forwarding state, when the control plane in use is simulated.
+    #[serde(skip)]
+    pub dataplane: Option<Arc<Dataplane>>,
+    /// Device names by id (nodes and routers), to name hops and next hops.
+    #[serde(skip)]
+    pub devices: Vec<String>,
 }
 
 impl Snapshot {
@@ -90,6 +106,13 @@ impl Snapshot {
         workloads: &[Workload],
     ) -> Snapshot {
         let topo = &world.topology;
+        let dataplane = match &world.control {
+            ControlPlane::None => Some(dataplane::build(world, Learned::Nothing)),
+            ControlPlane::Felix { routes } => {
+                Some(dataplane::build(world, Learned::SameEverywhere(routes)))
+            }
+            ControlPlane::Bird => None,
+        };
         let pods = world
             .cluster
             .pods()
@@ -110,6 +133,7 @@ impl Snapshot {
                     status: p.status,
                     reason: p.reason.clone(),
                     ipam_failure: p.pending_for_ipam(),
+                    key: PodKey(p.id.0),
                 }
             })
             .collect();
@@ -165,6 +189,7 @@ impl Snapshot {
                         .map(|r| r.affine_blocks.iter().map(ToString::to_string).collect())
                         .unwrap_or_default(),
                     borrowed_ips: ipam.as_ref().map_or(0, |r| r.borrowed_ips.len()),
+                    fib_routes: dataplane.as_ref().map(|dp| dp.fib_len(n.device)),
                 }
             })
             .collect();
@@ -174,6 +199,8 @@ impl Snapshot {
             pools,
             blocks,
             nodes,
+            dataplane: dataplane.map(Arc::new),
+            devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
         }
     }
 
