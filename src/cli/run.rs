@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use super::common::load_and_run;
 use super::{Format, RunArgs, exit};
-use crate::report::{Report, events_jsonl};
-use crate::sim::LogEntry;
+use crate::report::charts::{self, ChartInputs};
+use crate::report::{Report, dot, events_jsonl, html, markdown};
+use crate::sim::Outcome;
 
 pub fn run(args: &RunArgs) -> i32 {
     let ran = match load_and_run(
@@ -22,7 +23,7 @@ pub fn run(args: &RunArgs) -> i32 {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("output").join(&ran.scenario.name));
-    if let Err(e) = write_outputs(&out_dir, &report, &ran.outcome.log) {
+    if let Err(e) = write_outputs(&out_dir, &report, &ran.outcome) {
         eprintln!("cannot write the output folder {}: {e}", out_dir.display());
         return exit::INVALID;
     }
@@ -38,10 +39,24 @@ pub fn run(args: &RunArgs) -> i32 {
     exit::OK
 }
 
-/// Writes the files of the output folder, replacing only those.
-fn write_outputs(dir: &Path, report: &Report, log: &[LogEntry]) -> std::io::Result<()> {
+/// Writes the files of the output folder (SPEC §6), replacing only those.
+fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("report.json"), report.to_json())?;
-    std::fs::write(dir.join("events.jsonl"), events_jsonl(log))?;
+    std::fs::write(dir.join("events.jsonl"), events_jsonl(&outcome.log))?;
+    // Reachability and BGP are not simulated yet: no unreachable section, no sessions.
+    let charts = charts::render(&ChartInputs::new(report, &outcome.pool_usage));
+    std::fs::write(
+        dir.join("report.md"),
+        markdown::render(report, &charts, None),
+    )?;
+    std::fs::write(dir.join("report.html"), html::render(report, &charts, None))?;
+    std::fs::write(
+        dir.join("topology.dot"),
+        dot::render(&outcome.world.topology, &[]),
+    )?;
+    for chart in &charts {
+        std::fs::write(dir.join(chart.file), &chart.svg)?;
+    }
     Ok(())
 }

@@ -5,7 +5,13 @@
 //! `podnet check` cannot disagree. Keys are the stable ones of SPEC §6.1; a key appears only
 //! when podnet computes it.
 
+pub mod charts;
+pub mod dot;
+pub mod html;
 pub mod junit;
+pub mod markdown;
+pub mod sections;
+pub mod unreachable;
 
 use serde::Serialize;
 
