@@ -43,8 +43,8 @@ fn render(file: &Path) -> Rendered {
     let report = Report::new(&s, &outcome, results);
     let charts = charts::render(&ChartInputs::new(&report, &outcome.pool_usage));
     Rendered {
-        md: markdown::render(&report, &charts, None),
-        html: html::render(&report, &charts, None),
+        md: markdown::render(&report, &charts, report.unreachable.as_deref()),
+        html: html::render(&report, &charts, report.unreachable.as_deref()),
         events: events_jsonl(&outcome.log),
         dot: dot::render(&outcome.world.topology, &[]),
         charts,
@@ -167,6 +167,9 @@ fn empty_report() -> Report {
             events: 0,
             expectations_passed: 0,
             expectations_failed: 0,
+            reachable_pairs: None,
+            pod_pairs: None,
+            max_fib_routes: None,
         },
         topology: TopologySummary {
             zones: 0,
@@ -180,6 +183,7 @@ fn empty_report() -> Report {
         pools: Vec::new(),
         nodes: Vec::new(),
         pods: Vec::new(),
+        unreachable: None,
         expectations: Vec::new(),
         warnings: Vec::new(),
     }

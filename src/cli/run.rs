@@ -44,13 +44,15 @@ fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Res
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("report.json"), report.to_json())?;
     std::fs::write(dir.join("events.jsonl"), events_jsonl(&outcome.log))?;
-    // Reachability and BGP are not simulated yet: no unreachable section, no sessions.
     let charts = charts::render(&ChartInputs::new(report, &outcome.pool_usage));
     std::fs::write(
         dir.join("report.md"),
-        markdown::render(report, &charts, None),
+        markdown::render(report, &charts, report.unreachable.as_deref()),
     )?;
-    std::fs::write(dir.join("report.html"), html::render(report, &charts, None))?;
+    std::fs::write(
+        dir.join("report.html"),
+        html::render(report, &charts, report.unreachable.as_deref()),
+    )?;
     std::fs::write(
         dir.join("topology.dot"),
         dot::render(&outcome.world.topology, &[]),

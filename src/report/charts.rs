@@ -649,6 +649,7 @@ mod tests {
             pods,
             blocks: Vec::new(),
             borrowed_ips: 0,
+            fib_routes: None,
         }
     }
 

@@ -22,6 +22,7 @@ use crate::scenario::Scenario;
 use crate::sim::expect::ExpectationResult;
 use crate::sim::snapshot::{NodeRow, PodRow, PoolRow};
 use crate::sim::{LogEntry, Outcome};
+use unreachable::{PairExample, UnreachableGroup};
 
 /// `report.json`.
 #[derive(Clone, Debug, Serialize)]
@@ -37,25 +38,12 @@ pub struct Report {
     pub pools: Vec<PoolRow>,
     pub nodes: Vec<NodeRow>,
     pub pods: Vec<PodRow>,
-    /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
-    pub unreachable: Vec<UnreachableRow>,
+    /// Unreachable ordered pod pairs grouped by (reason, where they stopped); absent when
+    /// forwarding is not simulated for this scenario.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<Vec<UnreachableGroup>>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UnreachableRow {
-    pub reason: &'static str,
-    pub stopped_at: String,
-    pub count: u64,
-    pub example: PairExample,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct PairExample {
-    pub from: String,
-    pub to: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -112,27 +100,24 @@ impl Report {
                 |p| format!("{}/{}", p.namespace, p.name),
             )
         };
-        let unreachable = reach
-            .as_ref()
-            .map(|r| {
-                r.unreachable
-                    .iter()
-                    .map(|g| UnreachableRow {
-                        reason: g.reason.as_str(),
-                        stopped_at: last
-                            .devices
-                            .get(g.stopped_at.index())
-                            .cloned()
-                            .unwrap_or_default(),
-                        count: g.count,
-                        example: PairExample {
-                            from: pod_name(g.example.0),
-                            to: pod_name(g.example.1),
-                        },
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let unreachable = reach.as_ref().map(|r| {
+            r.unreachable
+                .iter()
+                .map(|g| UnreachableGroup {
+                    reason: g.reason.as_str().to_string(),
+                    stopped_at: last
+                        .devices
+                        .get(g.stopped_at.index())
+                        .cloned()
+                        .unwrap_or_default(),
+                    count: g.count,
+                    example: PairExample {
+                        from: pod_name(g.example.0),
+                        to: pod_name(g.example.1),
+                    },
+                })
+                .collect()
+        });
         Report {
             podnet: env!("CARGO_PKG_VERSION"),
             scenario: scenario.name.clone(),
@@ -214,7 +199,7 @@ impl Report {
             out.push_str(&format!(
                 "  reachability: {reachable} of {pairs} pod pairs delivered\n"
             ));
-            for u in &self.unreachable {
+            for u in self.unreachable.iter().flatten() {
                 out.push_str(&format!(
                     "    {} {} at {} (e.g. {} -> {})\n",
                     u.count, u.reason, u.stopped_at, u.example.from, u.example.to
