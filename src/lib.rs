@@ -26,6 +26,7 @@
 //! assert_eq!(scenario.topology.nodes.len(), 3);
 //! ```
 
+pub mod bgp;
 pub mod cli;
 pub mod forwarding;
 pub mod ipam;

@@ -1,0 +1,166 @@
+//! Plain inputs of the BGP layer: Calico's `BGPConfiguration` and `BGPPeer`s, the pools the
+//! export filter looks at, and the timers of a profile (REFERENCE §4.3, §4.4).
+//!
+//! Nothing here is validated: `scenario` builds these from checked manifests.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::model::network::TimerProfile;
+use crate::model::selector::Selector;
+use crate::model::time::SimDuration;
+
+/// Calico's `BGPConfiguration` named `default`, as far as peering needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BgpConfig {
+    /// `spec.asNumber`: the AS of every node that does not set its own (Calico default 64512).
+    pub as_number: u32,
+    /// `spec.nodeToNodeMeshEnabled` (default true).
+    pub node_to_node_mesh: bool,
+}
+
+impl Default for BgpConfig {
+    fn default() -> BgpConfig {
+        BgpConfig {
+            as_number: 64512,
+            node_to_node_mesh: true,
+        }
+    }
+}
+
+/// A Calico `BGPPeer` (projectcalico.org/v3), with Calico's meaning:
+/// it applies to `node`, or to the nodes `node_selector` matches, or to every node when
+/// neither is set; it peers them with the speaker owning `peer_ip`, or with the nodes
+/// `peer_selector` matches. Peering is symmetric (Calico configures the reverse side itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Peer {
+    /// `metadata.name`, quoted in the reasons of sessions that cannot come up.
+    pub name: String,
+    pub node: Option<String>,
+    pub node_selector: Option<Selector>,
+    pub peer_ip: Option<IpAddr>,
+    pub peer_selector: Option<Selector>,
+    /// The AS the peer is expected to have; a different real AS leaves the session Idle.
+    pub as_number: Option<u32>,
+    /// `keepOriginalNextHop`: on eBGP, the node passes routes on without next-hop-self.
+    pub keep_original_next_hop: bool,
+}
+
+impl Peer {
+    /// A peer with only a name; set the fields you need.
+    pub fn named(name: &str) -> Peer {
+        Peer {
+            name: name.to_string(),
+            node: None,
+            node_selector: None,
+            peer_ip: None,
+            peer_selector: None,
+            as_number: None,
+            keep_original_next_hop: false,
+        }
+    }
+
+    /// Global: applies to every node (Calico: neither `node` nor `nodeSelector`).
+    pub fn is_global(&self) -> bool {
+        self.node.is_none() && self.node_selector.is_none()
+    }
+}
+
+/// What the Calico export filter needs to know about an IP pool.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExportPool {
+    pub cidr: IpNet,
+    /// `spec.disableBGPExport`: nothing inside the pool is ever advertised.
+    pub disable_bgp_export: bool,
+}
+
+/// BGP timers of one profile (REFERENCE §4.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timers {
+    /// Hold time: a silent peer is declared dead after this (keepalives are not simulated).
+    pub hold: SimDuration,
+    /// Keepalive interval; reported only, since keepalives are not simulated as messages.
+    pub keepalive: SimDuration,
+    /// How long a speaker waits after starting before it opens a connection.
+    pub connect_delay: SimDuration,
+    /// After a failure, connection attempts happen every `connect_retry`.
+    pub connect_retry: SimDuration,
+    /// MinRouteAdvertisementInterval for eBGP and iBGP peers (RFC 4271 §9.2.1.1); 0 = none.
+    pub mrai_ebgp: SimDuration,
+    pub mrai_ibgp: SimDuration,
+}
+
+impl Timers {
+    /// The timers of a profile, from REFERENCE §4.4's table.
+    pub fn for_profile(profile: TimerProfile) -> Timers {
+        let s = SimDuration::from_secs;
+        match profile {
+            TimerProfile::Rfc4271 => Timers {
+                hold: s(90),
+                keepalive: s(30),
+                connect_delay: SimDuration::ZERO,
+                connect_retry: s(120),
+                mrai_ebgp: s(30),
+                mrai_ibgp: s(5),
+            },
+            TimerProfile::CalicoBird => Timers {
+                hold: s(240),
+                keepalive: s(80),
+                connect_delay: s(1),
+                connect_retry: s(3),
+                mrai_ebgp: SimDuration::ZERO,
+                mrai_ibgp: SimDuration::ZERO,
+            },
+            TimerProfile::Frr => Timers {
+                hold: s(180),
+                keepalive: s(60),
+                connect_delay: SimDuration::ZERO,
+                connect_retry: s(120),
+                mrai_ebgp: SimDuration::ZERO,
+                mrai_ibgp: SimDuration::ZERO,
+            },
+            TimerProfile::FrrDatacenter => Timers {
+                hold: s(9),
+                keepalive: s(3),
+                connect_delay: SimDuration::ZERO,
+                connect_retry: s(10),
+                mrai_ebgp: SimDuration::ZERO,
+                mrai_ibgp: SimDuration::ZERO,
+            },
+        }
+    }
+}
+
+impl From<TimerProfile> for Timers {
+    fn from(profile: TimerProfile) -> Timers {
+        Timers::for_profile(profile)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_follow_the_reference_table() {
+        let bird = Timers::for_profile(TimerProfile::CalicoBird);
+        assert_eq!(bird.hold, SimDuration::from_secs(240));
+        assert_eq!(bird.connect_delay, SimDuration::from_secs(1));
+        assert_eq!(bird.mrai_ebgp, SimDuration::ZERO);
+        let rfc = Timers::from(TimerProfile::Rfc4271);
+        assert_eq!(rfc.mrai_ebgp, SimDuration::from_secs(30));
+        assert_eq!(rfc.mrai_ibgp, SimDuration::from_secs(5));
+        assert_eq!(
+            Timers::for_profile(TimerProfile::FrrDatacenter).hold,
+            SimDuration::from_secs(9)
+        );
+    }
+
+    #[test]
+    fn calico_defaults() {
+        let c = BgpConfig::default();
+        assert_eq!((c.as_number, c.node_to_node_mesh), (64512, true));
+        assert!(Peer::named("p").is_global());
+    }
+}

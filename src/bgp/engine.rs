@@ -1,0 +1,1825 @@
+//! The dynamic part of BGP: sessions coming up and going down, UPDATEs travelling and being
+//! processed, the decision process re-run for the prefixes they touch (SPEC §3.4).
+//!
+//! The engine is a synchronous state machine with no clock and no queue of its own: every
+//! entry point takes the current time and returns the events it wants to happen later as
+//! `(time, BgpEvent)` pairs, which the simulator queues and hands back to [`BgpEngine::handle`]
+//! in (time, insertion) order.
+//!
+//! The model:
+//! - A session is established one round trip after it starts connecting (connect delay on a
+//!   start, the next connect-retry tick after a failure).
+//! - An UPDATE takes the underlay one-way latency; the receiver processes its messages one at
+//!   a time, each taking `processingDelay + perPrefixDelay × prefixes`, and its effects happen
+//!   when processing ends.
+//! - Changes decided at one instant for one peer leave in one UPDATE: a speaker marks changed
+//!   prefixes and flushes them in a `Flush` event scheduled at the same instant.
+//! - MRAI (0 in BIRD) holds announcements per peer; withdrawals are never held.
+//! - Keepalives are not messages: a crashed peer, or a multihop session that lost every path,
+//!   is detected after the hold time (the smaller of both sides') or the BFD detection time.
+//! - A router–router session over a fabric link drops at once when the link goes down.
+//! - Nothing is periodic: an Idle session waits for the change that could fix it (a speaker
+//!   up, a link up), so a quiet network schedules nothing.
+//!
+//! Invariants: events carry an epoch (session) or incarnation (speaker) so that an event
+//! overtaken by a state change is ignored; every collection iterated is ordered; the same
+//! calls in the same order give the same events and log.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use ipnet::IpNet;
+
+use super::config::{ExportPool, Timers};
+use super::decision::{self, DecisionContext, RouteStatus, SourceInfo};
+use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
+use super::policy::{
+    ExportKey, ExportSession, RouteClass, calico_export_filter, export_attrs, import_check,
+    may_send,
+};
+use super::rib::{Advertised, Attrs, PathAttributes, PrefixId, Prefixes, Rib, RouteSource};
+use super::underlay::{Underlay, pair_latencies};
+use super::{SessionId, SpeakerId};
+use crate::model::network::BgpSettings;
+use crate::model::time::{SimDuration, SimTime};
+use crate::model::topology::{DeviceId, Topology};
+
+/// An UPDATE in flight, by creation order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UpdateId(pub u64);
+
+/// Something the engine wants to happen at a later (or the same) instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BgpEvent {
+    /// The OPEN exchange of a connecting session completes.
+    SessionEstablished { session: SessionId, epoch: u32 },
+    /// An UPDATE reaches its receiver (it is then queued for processing).
+    Deliver {
+        session: SessionId,
+        epoch: u32,
+        update: UpdateId,
+    },
+    /// The speaker finishes processing the message at the head of its queue.
+    ProcessNext {
+        speaker: SpeakerId,
+        incarnation: u32,
+    },
+    /// The speaker sends the changes decided at this instant.
+    Flush {
+        speaker: SpeakerId,
+        incarnation: u32,
+    },
+    /// The hold timer (or BFD) of a session whose peer went silent expires.
+    HoldExpired {
+        session: SessionId,
+        epoch: u32,
+        detection: u32,
+    },
+    /// The MRAI timer of one side of a session expires: held announcements leave.
+    MraiExpired {
+        session: SessionId,
+        side: u8,
+        epoch: u32,
+    },
+}
+
+impl BgpEvent {
+    /// A camelCase name for logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BgpEvent::SessionEstablished { .. } => "sessionEstablished",
+            BgpEvent::Deliver { .. } => "updateDelivered",
+            BgpEvent::ProcessNext { .. } => "updateProcessed",
+            BgpEvent::Flush { .. } => "updatesFlushed",
+            BgpEvent::HoldExpired { .. } => "holdExpired",
+            BgpEvent::MraiExpired { .. } => "mraiExpired",
+        }
+    }
+}
+
+/// Events to schedule: `(when, what)`.
+pub type Scheduled = Vec<(SimTime, BgpEvent)>;
+
+/// A BGP UPDATE message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Update {
+    pub session: SessionId,
+    pub from: SpeakerId,
+    pub to: SpeakerId,
+    pub sent_at: SimTime,
+    pub withdrawn: Vec<PrefixId>,
+    pub announced: Vec<(PrefixId, Attrs)>,
+}
+
+impl Update {
+    pub fn prefix_count(&self) -> usize {
+        self.withdrawn.len() + self.announced.len()
+    }
+}
+
+/// What happened, for `events.jsonl` and for students.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BgpLogKind {
+    SessionConnect,
+    SessionEstablished,
+    SessionDown,
+    SpeakerDown,
+    SpeakerUp,
+    SpeakerRemoved,
+    Update,
+    RouteRejected,
+    BestPathChanged,
+    Originated,
+    Withdrawn,
+}
+
+impl BgpLogKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BgpLogKind::SessionConnect => "sessionConnect",
+            BgpLogKind::SessionEstablished => "sessionEstablished",
+            BgpLogKind::SessionDown => "sessionDown",
+            BgpLogKind::SpeakerDown => "speakerDown",
+            BgpLogKind::SpeakerUp => "speakerUp",
+            BgpLogKind::SpeakerRemoved => "speakerRemoved",
+            BgpLogKind::Update => "update",
+            BgpLogKind::RouteRejected => "routeRejected",
+            BgpLogKind::BestPathChanged => "bestPathChanged",
+            BgpLogKind::Originated => "originated",
+            BgpLogKind::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+/// One log line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BgpLogEntry {
+    pub time: SimTime,
+    pub kind: BgpLogKind,
+    /// What it is about: a speaker, `a – b` for a session, `a -> b` for an UPDATE.
+    pub subject: String,
+    pub outcome: String,
+}
+
+/// Which log lines to keep; session lines are always kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogOptions {
+    /// One line per UPDATE sent.
+    pub updates: bool,
+    /// One line per best-path change and per rejected route.
+    pub routes: bool,
+    /// Record `(time, speaker, prefix)` of every Loc-RIB change for [`BgpEngine::take_rib_changes`].
+    pub rib_changes: bool,
+}
+
+impl Default for LogOptions {
+    fn default() -> LogOptions {
+        LogOptions {
+            updates: true,
+            routes: true,
+            rib_changes: true,
+        }
+    }
+}
+
+/// A Loc-RIB change: the simulator refreshes this speaker's FIB entry for the prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RibChange {
+    pub time: SimTime,
+    pub speaker: DeviceId,
+    pub prefix: IpNet,
+}
+
+/// One candidate route as `podnet routes` shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RibRoute {
+    /// The peer it came from (`None`: originated here).
+    pub from: Option<DeviceId>,
+    pub session: Option<SessionId>,
+    pub attrs: Attrs,
+    /// The device owning the next hop.
+    pub next_hop_device: Option<DeviceId>,
+    pub ebgp: bool,
+    pub status: RouteStatus,
+}
+
+/// A prefix with its candidates, best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RibEntry {
+    pub prefix: IpNet,
+    pub routes: Vec<RibRoute>,
+}
+
+/// A Loc-RIB route, for building a FIB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BestRoute {
+    pub prefix: IpNet,
+    pub next_hop: IpAddr,
+    pub next_hop_device: Option<DeviceId>,
+    /// Originated by this speaker (a Calico node's own block or borrowed address).
+    pub local: bool,
+}
+
+/// Runtime state of a speaker.
+#[derive(Clone, Debug, Default)]
+struct SpeakerRt {
+    up: bool,
+    removed: bool,
+    incarnation: u32,
+    /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
+    ebgp: Vec<SessionId>,
+    clients: Vec<SessionId>,
+    non_clients: Vec<SessionId>,
+    /// Every session naming this speaker (including those to nobody).
+    all: Vec<SessionId>,
+    rib: Rib,
+    originated: BTreeSet<PrefixId>,
+    /// The nets of `originated`, for Calico's export filter.
+    own: Vec<IpNet>,
+    inbox: VecDeque<(u32, Update)>,
+    processing: bool,
+    dirty: BTreeSet<PrefixId>,
+    flush_scheduled: bool,
+    sent: u64,
+    received: u64,
+}
+
+/// Why a session is being timed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Detecting {
+    PeerDown,
+    PathLost,
+}
+
+/// Runtime state of a session.
+#[derive(Clone, Debug, Default)]
+struct SessionRt {
+    epoch: u32,
+    detection: u32,
+    detecting: Option<Detecting>,
+    idle_since: SimTime,
+    mrai_until: [SimTime; 2],
+    mrai_armed: [bool; 2],
+    /// Per side, for announcements held by MRAI: what the peer currently has.
+    held: [BTreeMap<PrefixId, Option<Attrs>>; 2],
+}
+
+const VISIT_EBGP: u8 = 1;
+const VISIT_CLIENTS: u8 = 2;
+const VISIT_NON_CLIENTS: u8 = 4;
+const VISIT_ALL: u8 = 7;
+
+/// The BGP engine of one run.
+#[derive(Debug)]
+pub struct BgpEngine {
+    speakers: Vec<Speaker>,
+    rt: Vec<SpeakerRt>,
+    sessions: Vec<Session>,
+    srt: Vec<SessionRt>,
+    by_device: HashMap<DeviceId, SpeakerId>,
+    by_address: HashMap<IpAddr, SpeakerId>,
+    prefixes: Prefixes,
+    pools: Vec<ExportPool>,
+    timers: Timers,
+    settings: BgpSettings,
+    underlay: Underlay,
+    in_flight: HashMap<UpdateId, (u32, Update)>,
+    next_update: u64,
+    options: LogOptions,
+    log: Vec<BgpLogEntry>,
+    rib_changes: Vec<RibChange>,
+    last_rib_change: SimTime,
+    last_state_change: SimTime,
+    total_updates: u64,
+}
+
+impl BgpEngine {
+    /// An engine over a planned peering; nothing happens until [`BgpEngine::start`].
+    pub fn new(
+        topology: &Topology,
+        peering: Peering,
+        timers: Timers,
+        settings: &BgpSettings,
+    ) -> BgpEngine {
+        let Peering { speakers, sessions } = peering;
+        let mut rt: Vec<SpeakerRt> = speakers
+            .iter()
+            .map(|s| SpeakerRt {
+                up: s.up,
+                ..SpeakerRt::default()
+            })
+            .collect();
+        for s in &sessions {
+            rt[s.a.index()].all.push(s.id);
+            let Some(b) = s.b else { continue };
+            rt[b.index()].all.push(s.id);
+            for (side, sp) in [(0, s.a), (1, b)] {
+                let r = &mut rt[sp.index()];
+                if s.session_type == SessionType::Ebgp {
+                    r.ebgp.push(s.id);
+                } else if s.reflects[side] {
+                    r.clients.push(s.id);
+                } else {
+                    r.non_clients.push(s.id);
+                }
+            }
+        }
+        let by_device = speakers.iter().map(|s| (s.device, s.id)).collect();
+        let mut by_address = HashMap::new();
+        for s in &speakers {
+            by_address.entry(s.address).or_insert(s.id);
+        }
+        let srt = vec![SessionRt::default(); sessions.len()];
+        BgpEngine {
+            speakers,
+            rt,
+            sessions,
+            srt,
+            by_device,
+            by_address,
+            prefixes: Prefixes::default(),
+            pools: Vec::new(),
+            timers,
+            settings: *settings,
+            underlay: Underlay::new(topology),
+            in_flight: HashMap::new(),
+            next_update: 0,
+            options: LogOptions::default(),
+            log: Vec::new(),
+            rib_changes: Vec::new(),
+            last_rib_change: SimTime::ZERO,
+            last_state_change: SimTime::ZERO,
+            total_updates: 0,
+        }
+    }
+
+    pub fn set_log_options(&mut self, options: LogOptions) {
+        self.options = options;
+    }
+
+    /// Sets the IP pools Calico's export filter looks at; every node re-evaluates what it
+    /// advertises.
+    pub fn set_pools(&mut self, now: SimTime, mut pools: Vec<ExportPool>) -> Scheduled {
+        pools.sort();
+        if pools == self.pools {
+            return Vec::new();
+        }
+        self.pools = pools;
+        let mut out = Vec::new();
+        for s in 0..self.speakers.len() {
+            let sid = SpeakerId(s as u32);
+            if self.speakers[s].is_router() || !self.rt[s].up {
+                continue;
+            }
+            let prefixes: Vec<PrefixId> = self.rt[s].rib.destinations.keys().copied().collect();
+            for p in prefixes {
+                self.schedule_export(now, sid, p, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Starts every session that can start: it connects after the connect delay.
+    pub fn start(&mut self, now: SimTime) -> Scheduled {
+        let mut out = Vec::new();
+        for x in 0..self.sessions.len() {
+            let x = SessionId(x as u32);
+            if self.sessions[x.index()]
+                .reason
+                .as_ref()
+                .is_none_or(|r| !r.is_permanent())
+            {
+                self.srt[x.index()].idle_since = now;
+                self.connect(now, x, now + self.timers.connect_delay, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Handles an event the engine scheduled earlier.
+    pub fn handle(&mut self, now: SimTime, event: BgpEvent) -> Scheduled {
+        let mut out = Vec::new();
+        match event {
+            BgpEvent::SessionEstablished { session, epoch } => {
+                self.on_established(now, session, epoch, &mut out)
+            }
+            BgpEvent::Deliver {
+                session,
+                epoch,
+                update,
+            } => self.on_deliver(now, session, epoch, update, &mut out),
+            BgpEvent::ProcessNext {
+                speaker,
+                incarnation,
+            } => self.on_process_next(now, speaker, incarnation, &mut out),
+            BgpEvent::Flush {
+                speaker,
+                incarnation,
+            } => {
+                let r = &mut self.rt[speaker.index()];
+                if r.incarnation == incarnation && r.up {
+                    r.flush_scheduled = false;
+                    self.flush(now, speaker, &mut out);
+                }
+            }
+            BgpEvent::HoldExpired {
+                session,
+                epoch,
+                detection,
+            } => self.on_hold_expired(now, session, epoch, detection, &mut out),
+            BgpEvent::MraiExpired {
+                session,
+                side,
+                epoch,
+            } => self.on_mrai_expired(now, session, usize::from(side), epoch, &mut out),
+        }
+        out
+    }
+
+    /// The speaker now originates `prefix` (a Calico block claimed, an address borrowed).
+    pub fn originate(&mut self, now: SimTime, speaker: DeviceId, prefix: IpNet) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&speaker) else {
+            return out;
+        };
+        let p = self.prefixes.intern(prefix);
+        let prefix = self.prefixes.net(p);
+        let r = &mut self.rt[s.index()];
+        if r.removed || !r.originated.insert(p) {
+            return out;
+        }
+        r.own.push(prefix);
+        r.own.sort();
+        self.note(
+            now,
+            BgpLogKind::Originated,
+            self.name(s),
+            prefix.to_string(),
+        );
+        if self.rt[s.index()].up {
+            self.insert_local(now, s, p, &mut out);
+            self.refilter(now, s, prefix, &mut out);
+        }
+        out
+    }
+
+    /// The speaker stops originating `prefix`.
+    pub fn withdraw(&mut self, now: SimTime, speaker: DeviceId, prefix: IpNet) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&speaker) else {
+            return out;
+        };
+        let Some(p) = self.prefixes.get(prefix) else {
+            return out;
+        };
+        let prefix = self.prefixes.net(p);
+        let r = &mut self.rt[s.index()];
+        if !r.originated.remove(&p) {
+            return out;
+        }
+        r.own.retain(|n| *n != prefix);
+        self.note(now, BgpLogKind::Withdrawn, self.name(s), prefix.to_string());
+        if self.rt[s.index()].up {
+            self.set_route(now, s, p, RouteSource::Local, None, &mut out);
+            self.refilter(now, s, prefix, &mut out);
+        }
+        out
+    }
+
+    /// The speaker crashed: it forgets everything it learned; its peers notice after the
+    /// hold time (or BFD).
+    pub fn speaker_down(&mut self, now: SimTime, device: DeviceId) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&device) else {
+            return out;
+        };
+        if !self.rt[s.index()].up || self.rt[s.index()].removed {
+            return out;
+        }
+        self.wipe(s);
+        self.last_state_change = now;
+        self.note(now, BgpLogKind::SpeakerDown, self.name(s), "crashed".into());
+        let name = self.name(s);
+        for x in self.rt[s.index()].all.clone() {
+            let state = self.sessions[x.index()].state;
+            match state {
+                // A path-loss timer already running keeps running: the earlier one wins.
+                SessionState::Established => match self.srt[x.index()].detecting {
+                    Some(_) => self.srt[x.index()].detecting = Some(Detecting::PeerDown),
+                    None => self.arm_detection(now, x, Detecting::PeerDown, &mut out),
+                },
+                SessionState::Connect => self.set_idle(
+                    now,
+                    x,
+                    IdleReason::PeerDown {
+                        speaker: name.clone(),
+                    },
+                ),
+                SessionState::Idle => {
+                    let sess = &mut self.sessions[x.index()];
+                    if sess.reason.as_ref().is_none_or(|r| !r.is_permanent()) {
+                        sess.reason = Some(IdleReason::PeerDown {
+                            speaker: name.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The speaker is back: it re-originates its prefixes and its sessions reconnect.
+    pub fn speaker_up(&mut self, now: SimTime, device: DeviceId) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&device) else {
+            return out;
+        };
+        let r = &mut self.rt[s.index()];
+        if r.up || r.removed {
+            return out;
+        }
+        r.up = true;
+        r.incarnation += 1;
+        self.last_state_change = now;
+        self.note(now, BgpLogKind::SpeakerUp, self.name(s), "restarted".into());
+        for p in self.rt[s.index()].originated.clone() {
+            self.insert_local(now, s, p, &mut out);
+        }
+        let name = self.name(s);
+        for x in self.rt[s.index()].all.clone() {
+            if self.sessions[x.index()].state == SessionState::Established {
+                // The peer never noticed the crash; the new OPEN replaces the old session
+                // (RFC 4271 §6.8), whose routes go.
+                self.session_down(
+                    now,
+                    x,
+                    IdleReason::PeerDown {
+                        speaker: name.clone(),
+                    },
+                    &mut out,
+                );
+            }
+            self.connect(now, x, now + self.timers.connect_delay, &mut out);
+        }
+        out
+    }
+
+    /// The speaker left the cluster (`deleteNode`): Calico removes its peerings, so its
+    /// peers drop its routes at once.
+    pub fn speaker_removed(&mut self, now: SimTime, device: DeviceId) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&device) else {
+            return out;
+        };
+        if self.rt[s.index()].removed {
+            return out;
+        }
+        let name = self.name(s);
+        for x in self.rt[s.index()].all.clone() {
+            let reason = IdleReason::Removed {
+                speaker: name.clone(),
+            };
+            if self.sessions[x.index()].state == SessionState::Established {
+                self.session_down(now, x, reason, &mut out);
+            } else {
+                self.set_idle(now, x, reason);
+            }
+        }
+        self.wipe(s);
+        let r = &mut self.rt[s.index()];
+        r.removed = true;
+        r.originated.clear();
+        r.own.clear();
+        self.last_state_change = now;
+        self.note(now, BgpLogKind::SpeakerRemoved, name, "deleted".into());
+        out
+    }
+
+    /// Links went down or up: latencies and next-hop costs change; sessions over a downed
+    /// fabric link drop at once, multihop sessions that lost every path are timed out, and
+    /// Idle sessions whose path is back reconnect at the next connect-retry tick.
+    pub fn link_changed(&mut self, now: SimTime, topology: &Topology) -> Scheduled {
+        let mut out = Vec::new();
+        let new = Underlay::new(topology);
+        let components_changed = !new.same_components(&self.underlay);
+        self.underlay = new;
+        self.recompute_latencies(topology);
+        for i in 0..self.sessions.len() {
+            let x = SessionId(i as u32);
+            let sess = &self.sessions[i];
+            if sess.b.is_none() || sess.reason.as_ref().is_some_and(|r| r.is_permanent()) {
+                continue;
+            }
+            let has_path = sess.latency.is_some();
+            let single_hop = sess.link.is_some();
+            let fixable = matches!(
+                sess.reason,
+                Some(IdleReason::LinkDown | IdleReason::NoUnderlayPath)
+            );
+            match (sess.state, single_hop, has_path) {
+                (SessionState::Established | SessionState::Connect, true, false) => {
+                    self.session_down(now, x, IdleReason::LinkDown, &mut out);
+                }
+                (SessionState::Established, false, false) if self.srt[i].detecting.is_none() => {
+                    self.arm_detection(now, x, Detecting::PathLost, &mut out);
+                }
+                (SessionState::Established, false, true)
+                    if self.srt[i].detecting == Some(Detecting::PathLost) =>
+                {
+                    self.srt[i].detecting = None;
+                    self.srt[i].detection += 1;
+                }
+                (SessionState::Connect, false, false) => {
+                    self.set_idle(now, x, IdleReason::NoUnderlayPath);
+                }
+                (SessionState::Idle, _, true) if fixable => {
+                    let at = self.next_retry(x, now);
+                    self.connect(now, x, at, &mut out);
+                }
+                _ => {}
+            }
+        }
+        // Next hops may have become (un)resolvable or nearer: re-decide where that matters.
+        for s in 0..self.speakers.len() {
+            if !self.rt[s].up {
+                continue;
+            }
+            let affected: Vec<PrefixId> = self.rt[s]
+                .rib
+                .destinations
+                .iter()
+                .filter(|(_, d)| {
+                    let mut hops = d.routes.iter().filter(|r| r.source != RouteSource::Local);
+                    match hops.next() {
+                        None => false,
+                        Some(first) => {
+                            components_changed
+                                || hops.any(|r| r.attrs.next_hop != first.attrs.next_hop)
+                        }
+                    }
+                })
+                .map(|(p, _)| *p)
+                .collect();
+            for p in affected {
+                let s = SpeakerId(s as u32);
+                let before = self.best_of(s, p);
+                self.decide(now, s, p, before, &mut out);
+            }
+        }
+        out
+    }
+
+    // ----- queries -----
+
+    pub fn speakers(&self) -> &[Speaker] {
+        &self.speakers
+    }
+
+    pub fn speaker(&self, device: DeviceId) -> Option<&Speaker> {
+        self.by_device
+            .get(&device)
+            .map(|s| &self.speakers[s.index()])
+    }
+
+    pub fn is_up(&self, device: DeviceId) -> bool {
+        self.by_device
+            .get(&device)
+            .is_some_and(|s| self.rt[s.index()].up)
+    }
+
+    /// Every session except those of deleted speakers, in id order.
+    pub fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.sessions
+            .iter()
+            .filter(|s| !matches!(s.reason, Some(IdleReason::Removed { .. })))
+    }
+
+    pub fn session(&self, id: SessionId) -> &Session {
+        &self.sessions[id.index()]
+    }
+
+    /// The sessions of one speaker, in id order.
+    pub fn sessions_of(&self, device: DeviceId) -> Vec<&Session> {
+        self.by_device
+            .get(&device)
+            .map(|s| {
+                self.rt[s.index()]
+                    .all
+                    .iter()
+                    .map(|x| &self.sessions[x.index()])
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn established_sessions(&self) -> usize {
+        self.sessions
+            .iter()
+            .filter(|s| s.state == SessionState::Established)
+            .count()
+    }
+
+    /// The speaker's RIB, by prefix: every candidate with its verdict, the best first.
+    pub fn loc_rib(&self, device: DeviceId) -> Vec<RibEntry> {
+        let Some(&s) = self.by_device.get(&device) else {
+            return Vec::new();
+        };
+        let mut out: Vec<RibEntry> = self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter(|(_, d)| !d.routes.is_empty())
+            .map(|(p, d)| {
+                let mut routes: Vec<RibRoute> = d
+                    .routes
+                    .iter()
+                    .map(|r| {
+                        let (from, session, ebgp) = match r.source {
+                            RouteSource::Local => (None, None, false),
+                            RouteSource::Peer(x) => {
+                                let sess = &self.sessions[x.index()];
+                                let peer = sess
+                                    .side_of(s)
+                                    .and_then(|side| sess.peer_of(side))
+                                    .map(|p| self.speakers[p.index()].device);
+                                (peer, Some(x), sess.session_type == SessionType::Ebgp)
+                            }
+                        };
+                        RibRoute {
+                            from,
+                            session,
+                            attrs: r.attrs.clone(),
+                            next_hop_device: self.owner(r.attrs.next_hop),
+                            ebgp,
+                            status: r.status,
+                        }
+                    })
+                    .collect();
+                routes.sort_by_key(|r| !r.status.is_best());
+                RibEntry {
+                    prefix: self.prefixes.net(*p),
+                    routes,
+                }
+            })
+            .collect();
+        out.sort_by_key(|e| e.prefix);
+        out
+    }
+
+    /// The Loc-RIB's best routes, by prefix.
+    pub fn best_routes(&self, device: DeviceId) -> Vec<BestRoute> {
+        let Some(&s) = self.by_device.get(&device) else {
+            return Vec::new();
+        };
+        let mut out: Vec<BestRoute> = self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter_map(|(p, d)| {
+                let best = d.best()?;
+                Some(BestRoute {
+                    prefix: self.prefixes.net(*p),
+                    next_hop: best.attrs.next_hop,
+                    next_hop_device: self.owner(best.attrs.next_hop),
+                    local: best.source == RouteSource::Local,
+                })
+            })
+            .collect();
+        out.sort_by_key(|e| e.prefix);
+        out
+    }
+
+    /// How many prefixes the speaker's Loc-RIB holds.
+    pub fn rib_size(&self, device: DeviceId) -> usize {
+        self.by_device
+            .get(&device)
+            .map_or(0, |s| self.rt[s.index()].rib.loc_rib_len)
+    }
+
+    pub fn updates_sent(&self, device: DeviceId) -> u64 {
+        self.by_device
+            .get(&device)
+            .map_or(0, |s| self.rt[s.index()].sent)
+    }
+
+    pub fn updates_received(&self, device: DeviceId) -> u64 {
+        self.by_device
+            .get(&device)
+            .map_or(0, |s| self.rt[s.index()].received)
+    }
+
+    /// UPDATE messages sent by everyone so far.
+    pub fn total_updates(&self) -> u64 {
+        self.total_updates
+    }
+
+    /// The last instant any Loc-RIB changed.
+    pub fn last_rib_change(&self) -> SimTime {
+        self.last_rib_change
+    }
+
+    /// The last instant any session or speaker changed state, or any Loc-RIB changed.
+    pub fn last_state_change(&self) -> SimTime {
+        self.last_state_change.max(self.last_rib_change)
+    }
+
+    /// An UPDATE still in flight (for logging a `Deliver`).
+    pub fn update(&self, id: UpdateId) -> Option<&Update> {
+        self.in_flight.get(&id).map(|(_, u)| u)
+    }
+
+    pub fn prefix(&self, id: PrefixId) -> IpNet {
+        self.prefixes.net(id)
+    }
+
+    /// Drains the log.
+    pub fn log(&mut self) -> Vec<BgpLogEntry> {
+        std::mem::take(&mut self.log)
+    }
+
+    /// Drains the Loc-RIB changes recorded since the last call.
+    pub fn take_rib_changes(&mut self) -> Vec<RibChange> {
+        std::mem::take(&mut self.rib_changes)
+    }
+
+    // ----- sessions -----
+
+    fn name(&self, s: SpeakerId) -> String {
+        self.speakers[s.index()].name.clone()
+    }
+
+    fn session_subject(&self, x: SessionId) -> String {
+        let sess = &self.sessions[x.index()];
+        let b = match sess.b {
+            Some(b) => self.name(b),
+            None => sess.b_address.to_string(),
+        };
+        format!("{} – {}", self.name(sess.a), b)
+    }
+
+    fn note(&mut self, time: SimTime, kind: BgpLogKind, subject: String, outcome: String) {
+        self.log.push(BgpLogEntry {
+            time,
+            kind,
+            subject,
+            outcome,
+        });
+    }
+
+    fn set_idle(&mut self, now: SimTime, x: SessionId, reason: IdleReason) {
+        let sess = &mut self.sessions[x.index()];
+        if sess.state != SessionState::Idle {
+            self.last_state_change = now;
+        }
+        sess.state = SessionState::Idle;
+        sess.reason = Some(reason);
+        let r = &mut self.srt[x.index()];
+        r.epoch += 1;
+        r.detecting = None;
+        r.idle_since = now;
+        r.held = Default::default();
+        r.mrai_armed = [false; 2];
+    }
+
+    /// Starts connecting `x` so that it is established at `at` plus one round trip, if both
+    /// ends are up and a path joins them; otherwise leaves it Idle with the reason.
+    fn connect(&mut self, now: SimTime, x: SessionId, at: SimTime, out: &mut Scheduled) {
+        let sess = &self.sessions[x.index()];
+        let Some(b) = sess.b else { return };
+        if sess.reason.as_ref().is_some_and(|r| r.is_permanent())
+            || sess.state != SessionState::Idle
+        {
+            return;
+        }
+        let (a, latency, single_hop) = (sess.a, sess.latency, sess.link.is_some());
+        for end in [a, b] {
+            if !self.rt[end.index()].up {
+                let speaker = self.name(end);
+                self.sessions[x.index()].reason = Some(IdleReason::PeerDown { speaker });
+                return;
+            }
+        }
+        let Some(latency) = latency else {
+            let reason = if single_hop {
+                IdleReason::LinkDown
+            } else {
+                IdleReason::NoUnderlayPath
+            };
+            self.sessions[x.index()].reason = Some(reason);
+            return;
+        };
+        let sess = &mut self.sessions[x.index()];
+        sess.state = SessionState::Connect;
+        sess.reason = None;
+        let r = &mut self.srt[x.index()];
+        r.epoch += 1;
+        let epoch = r.epoch;
+        let when = at + latency + latency;
+        out.push((when, BgpEvent::SessionEstablished { session: x, epoch }));
+        let subject = self.session_subject(x);
+        self.note(
+            now,
+            BgpLogKind::SessionConnect,
+            subject,
+            format!("established at {when} if nothing fails"),
+        );
+    }
+
+    fn on_established(&mut self, now: SimTime, x: SessionId, epoch: u32, out: &mut Scheduled) {
+        if self.srt[x.index()].epoch != epoch
+            || self.sessions[x.index()].state != SessionState::Connect
+        {
+            return;
+        }
+        let sess = &mut self.sessions[x.index()];
+        sess.state = SessionState::Established;
+        sess.reason = None;
+        self.srt[x.index()].mrai_until = [SimTime::ZERO; 2];
+        self.last_state_change = now;
+        let subject = self.session_subject(x);
+        let sess = &self.sessions[x.index()];
+        let outcome = format!(
+            "{}{}",
+            sess.session_type.as_str(),
+            if sess.reflector_client() {
+                ", route-reflector client"
+            } else {
+                ""
+            }
+        );
+        self.note(now, BgpLogKind::SessionEstablished, subject, outcome);
+        for side in 0..2 {
+            self.full_table(now, x, side, out);
+        }
+    }
+
+    /// The detection time of a session whose peer went silent: BFD when enabled, else the
+    /// smaller of the two hold times.
+    fn detection_time(&self, x: SessionId) -> SimDuration {
+        if let Some(bfd) = self.settings.bfd {
+            return bfd.detection_time();
+        }
+        let sess = &self.sessions[x.index()];
+        let hold = |s: SpeakerId| {
+            self.speakers[s.index()]
+                .hold_time
+                .unwrap_or(self.timers.hold)
+        };
+        let a = hold(sess.a);
+        sess.b.map_or(a, |b| a.min(hold(b)))
+    }
+
+    fn arm_detection(&mut self, now: SimTime, x: SessionId, why: Detecting, out: &mut Scheduled) {
+        let at = now + self.detection_time(x);
+        let r = &mut self.srt[x.index()];
+        r.detection += 1;
+        r.detecting = Some(why);
+        out.push((
+            at,
+            BgpEvent::HoldExpired {
+                session: x,
+                epoch: r.epoch,
+                detection: r.detection,
+            },
+        ));
+    }
+
+    fn on_hold_expired(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        epoch: u32,
+        detection: u32,
+        out: &mut Scheduled,
+    ) {
+        let r = &self.srt[x.index()];
+        if r.epoch != epoch || r.detection != detection || r.detecting.is_none() {
+            return;
+        }
+        let sess = &self.sessions[x.index()];
+        let Some(b) = sess.b else { return };
+        let down = [sess.a, b].into_iter().find(|s| !self.rt[s.index()].up);
+        let reason = match down {
+            Some(s) => IdleReason::PeerDown {
+                speaker: self.name(s),
+            },
+            None if sess.latency.is_none() => IdleReason::NoUnderlayPath,
+            None => return,
+        };
+        let how = if self.settings.bfd.is_some() {
+            "BFD"
+        } else {
+            "hold timer"
+        };
+        let detected = self.detection_time(x);
+        let subject = self.session_subject(x);
+        self.note(
+            now,
+            BgpLogKind::SessionDown,
+            subject,
+            format!("{how} expired after {detected}: {reason}"),
+        );
+        self.session_down(now, x, reason, out);
+    }
+
+    /// Ends an Established (or connecting) session: both live ends drop the routes learned
+    /// on it and re-run the decision for those prefixes.
+    fn session_down(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        reason: IdleReason,
+        out: &mut Scheduled,
+    ) {
+        let sess = &self.sessions[x.index()];
+        let was_established = sess.state == SessionState::Established;
+        let ends: Vec<SpeakerId> = std::iter::once(sess.a).chain(sess.b).collect();
+        let subject = self.session_subject(x);
+        self.note(now, BgpLogKind::SessionDown, subject, reason.to_string());
+        self.set_idle(now, x, reason);
+        if !was_established {
+            return;
+        }
+        for s in ends {
+            if !self.rt[s.index()].up {
+                continue;
+            }
+            let source = RouteSource::Peer(x);
+            let affected: Vec<PrefixId> = self.rt[s.index()]
+                .rib
+                .destinations
+                .iter()
+                .filter(|(_, d)| d.routes.iter().any(|r| r.source == source))
+                .map(|(p, _)| *p)
+                .collect();
+            for p in affected {
+                self.set_route(now, s, p, source, None, out);
+            }
+        }
+    }
+
+    /// The first connect-retry tick at or after `now`, counted from when the session went Idle.
+    fn next_retry(&self, x: SessionId, now: SimTime) -> SimTime {
+        let retry = self.timers.connect_retry.as_nanos();
+        let since = self.srt[x.index()].idle_since;
+        if retry == 0 {
+            return now;
+        }
+        let elapsed = (now - since).as_nanos();
+        let ticks = elapsed.div_ceil(retry).max(1);
+        since + SimDuration::from_nanos(ticks.saturating_mul(retry))
+    }
+
+    fn recompute_latencies(&mut self, topology: &Topology) {
+        let mut pairs = Vec::new();
+        let mut which = Vec::new();
+        for (i, sess) in self.sessions.iter_mut().enumerate() {
+            let Some(b) = sess.b else { continue };
+            if let Some(link) = sess.link {
+                let l = &topology.links[link.index()];
+                sess.latency = l.up.then_some(l.latency);
+            } else {
+                pairs.push((
+                    self.speakers[sess.a.index()].device,
+                    self.speakers[b.index()].device,
+                ));
+                which.push(i);
+            }
+        }
+        for (i, latency) in which.into_iter().zip(pair_latencies(topology, &pairs)) {
+            self.sessions[i].latency = latency;
+        }
+    }
+
+    // ----- speakers -----
+
+    /// Forgets everything a speaker knew (a crash or a deletion).
+    fn wipe(&mut self, s: SpeakerId) {
+        let r = &mut self.rt[s.index()];
+        r.up = false;
+        r.incarnation += 1;
+        r.inbox.clear();
+        r.processing = false;
+        r.dirty.clear();
+        r.flush_scheduled = false;
+        r.rib.clear();
+    }
+
+    fn insert_local(&mut self, now: SimTime, s: SpeakerId, p: PrefixId, out: &mut Scheduled) {
+        let attrs = Arc::new(PathAttributes::local(self.speakers[s.index()].address));
+        self.set_route(now, s, p, RouteSource::Local, Some(attrs), out);
+    }
+
+    /// The speaker's own set changed around `net`: routes inside it may now pass or fail
+    /// Calico's export filter (only matters if the speaker ever passes learned routes on).
+    fn refilter(&mut self, now: SimTime, s: SpeakerId, net: IpNet, out: &mut Scheduled) {
+        let r = &self.rt[s.index()];
+        if self.speakers[s.index()].is_router() || (r.ebgp.is_empty() && r.clients.is_empty()) {
+            return;
+        }
+        let inside: Vec<PrefixId> = r
+            .rib
+            .destinations
+            .keys()
+            .copied()
+            .filter(|p| {
+                let n = self.prefixes.net(*p);
+                n != net && net.contains(&n)
+            })
+            .collect();
+        for p in inside {
+            self.schedule_export(now, s, p, out);
+        }
+    }
+
+    // ----- receiving -----
+
+    fn on_deliver(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        epoch: u32,
+        id: UpdateId,
+        out: &mut Scheduled,
+    ) {
+        let Some((_, update)) = self.in_flight.remove(&id) else {
+            return;
+        };
+        if self.srt[x.index()].epoch != epoch {
+            return;
+        }
+        let to = update.to;
+        let cost = self.processing_cost(&update);
+        let r = &mut self.rt[to.index()];
+        if !r.up {
+            return;
+        }
+        r.inbox.push_back((epoch, update));
+        if !r.processing {
+            r.processing = true;
+            out.push((
+                now + cost,
+                BgpEvent::ProcessNext {
+                    speaker: to,
+                    incarnation: r.incarnation,
+                },
+            ));
+        }
+    }
+
+    fn processing_cost(&self, update: &Update) -> SimDuration {
+        self.settings.processing_delay
+            + self
+                .settings
+                .per_prefix_delay
+                .saturating_mul(update.prefix_count() as u64)
+    }
+
+    fn on_process_next(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        incarnation: u32,
+        out: &mut Scheduled,
+    ) {
+        let r = &mut self.rt[s.index()];
+        if r.incarnation != incarnation || !r.up {
+            return;
+        }
+        let Some((epoch, update)) = r.inbox.pop_front() else {
+            r.processing = false;
+            return;
+        };
+        let x = update.session;
+        if self.srt[x.index()].epoch == epoch
+            && self.sessions[x.index()].state == SessionState::Established
+        {
+            self.apply(now, s, update, out);
+        }
+        let r = &mut self.rt[s.index()];
+        let next = r.inbox.front().map(|(_, u)| u.prefix_count());
+        match next {
+            Some(n) => {
+                let cost = self.settings.processing_delay
+                    + self.settings.per_prefix_delay.saturating_mul(n as u64);
+                out.push((
+                    now + cost,
+                    BgpEvent::ProcessNext {
+                        speaker: s,
+                        incarnation,
+                    },
+                ));
+            }
+            None => r.processing = false,
+        }
+    }
+
+    /// Applies a received UPDATE to the Adj-RIB-In and re-runs the decision for its prefixes.
+    fn apply(&mut self, now: SimTime, s: SpeakerId, update: Update, out: &mut Scheduled) {
+        let x = update.session;
+        let source = RouteSource::Peer(x);
+        let ebgp = self.sessions[x.index()].session_type == SessionType::Ebgp;
+        self.rt[s.index()].received += 1;
+        for p in update.withdrawn {
+            self.set_route(now, s, p, source, None, out);
+        }
+        for (p, attrs) in update.announced {
+            match import_check(&attrs, ebgp, &self.speakers[s.index()]) {
+                Err(why) => {
+                    if self.options.routes {
+                        let subject = format!("{} <- {}", self.name(s), self.name(update.from));
+                        let outcome = format!("{} rejected: {why}", self.prefixes.net(p));
+                        self.note(now, BgpLogKind::RouteRejected, subject, outcome);
+                    }
+                    self.set_route(now, s, p, source, None, out);
+                }
+                Ok(()) => self.set_route(now, s, p, source, Some(attrs), out),
+            }
+        }
+    }
+
+    // ----- deciding -----
+
+    /// The Loc-RIB route for `p`: its source and attributes.
+    fn best_of(&self, s: SpeakerId, p: PrefixId) -> Option<(RouteSource, Attrs)> {
+        let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
+        Some((best.source, best.attrs.clone()))
+    }
+
+    /// Sets (or, with `None`, removes) the candidate from `source` and re-runs the decision
+    /// if it changed.
+    fn set_route(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        p: PrefixId,
+        source: RouteSource,
+        attrs: Option<Attrs>,
+        out: &mut Scheduled,
+    ) {
+        let before = self.best_of(s, p);
+        let rib = &mut self.rt[s.index()].rib;
+        let changed = match attrs {
+            Some(attrs) => rib.destinations.entry(p).or_default().upsert(source, attrs),
+            None => rib
+                .destinations
+                .get_mut(&p)
+                .is_some_and(|d| d.remove(source)),
+        };
+        if changed {
+            self.decide(now, s, p, before, out);
+        }
+    }
+
+    /// Runs the decision process for one prefix of one speaker; a best route different from
+    /// `before` is recorded and scheduled for export.
+    fn decide(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        p: PrefixId,
+        before: Option<(RouteSource, Attrs)>,
+        out: &mut Scheduled,
+    ) {
+        let BgpEngine {
+            speakers,
+            rt,
+            sessions,
+            by_address,
+            underlay,
+            ..
+        } = &mut *self;
+        let (speakers, sessions, by_address) = (&speakers[..], &sessions[..], &*by_address);
+        let me = &speakers[s.index()];
+        let rib = &mut rt[s.index()].rib;
+        let Some(dest) = rib.destinations.get_mut(&p) else {
+            return;
+        };
+        let mut ctx = Ctx {
+            me,
+            speakers,
+            sessions,
+            by_address,
+            underlay,
+        };
+        decision::run(&mut dest.routes, &mut ctx);
+        let after = dest.best().map(|r| (r.source, r.attrs.clone()));
+        let changed = match (&before, &after) {
+            (None, None) => false,
+            (Some((sa, aa)), Some((sb, ab))) => sa != sb || !(Arc::ptr_eq(aa, ab) || aa == ab),
+            _ => true,
+        };
+        if dest.is_empty() {
+            rib.destinations.remove(&p);
+        }
+        if !changed {
+            return;
+        }
+        match (before.is_some(), after.is_some()) {
+            (false, true) => rib.loc_rib_len += 1,
+            (true, false) => rib.loc_rib_len -= 1,
+            _ => {}
+        }
+        self.last_rib_change = now;
+        let net = self.prefixes.net(p);
+        if self.options.rib_changes {
+            self.rib_changes.push(RibChange {
+                time: now,
+                speaker: self.speakers[s.index()].device,
+                prefix: net,
+            });
+        }
+        if self.options.routes {
+            let outcome = match self.rt[s.index()]
+                .rib
+                .destinations
+                .get(&p)
+                .and_then(|d| d.best())
+            {
+                Some(best) => format!(
+                    "{net} {} ({})",
+                    best.attrs,
+                    match best.status {
+                        RouteStatus::Best(why) => why.to_string(),
+                        _ => String::new(),
+                    }
+                ),
+                None => format!("{net} unreachable"),
+            };
+            let subject = self.name(s);
+            self.note(now, BgpLogKind::BestPathChanged, subject, outcome);
+        }
+        self.schedule_export(now, s, p, out);
+    }
+
+    // ----- sending -----
+
+    /// What the speaker would advertise for `p` now.
+    fn current_advertisement(&self, s: SpeakerId, p: PrefixId) -> Option<Advertised> {
+        let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
+        let exportable = self.speakers[s.index()].is_router()
+            || calico_export_filter(self.prefixes.net(p), &self.rt[s.index()].own, &self.pools)
+                .is_ok();
+        Some(Advertised {
+            source: best.source,
+            attrs: best.attrs.clone(),
+            exportable,
+        })
+    }
+
+    /// Which of the speaker's session lists a route of this class can go to.
+    fn visit_mask(&self, s: SpeakerId, adv: &Option<Advertised>) -> u8 {
+        match adv {
+            Some(a) if a.exportable => match self.class_of(s, a.source) {
+                RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
+                _ => VISIT_ALL,
+            },
+            _ => 0,
+        }
+    }
+
+    fn masked_lists(&self, s: SpeakerId, mask: u8) -> u8 {
+        let r = &self.rt[s.index()];
+        let mut m = 0;
+        if !r.ebgp.is_empty() {
+            m |= VISIT_EBGP;
+        }
+        if !r.clients.is_empty() {
+            m |= VISIT_CLIENTS;
+        }
+        if !r.non_clients.is_empty() {
+            m |= VISIT_NON_CLIENTS;
+        }
+        m & mask
+    }
+
+    /// Marks `p` for the next flush, unless no peer could see a difference, in which case
+    /// the advertised state simply moves on (a full-mesh node receiving a route it passes to
+    /// nobody costs nothing more).
+    fn schedule_export(&mut self, now: SimTime, s: SpeakerId, p: PrefixId, out: &mut Scheduled) {
+        if self.rt[s.index()].dirty.contains(&p) {
+            return;
+        }
+        let new = self.current_advertisement(s, p);
+        let old = self.rt[s.index()]
+            .rib
+            .destinations
+            .get(&p)
+            .and_then(|d| d.advertised.clone());
+        if Advertised::same(&old, &new) {
+            return;
+        }
+        let mask = self.visit_mask(s, &old) | self.visit_mask(s, &new);
+        if self.masked_lists(s, mask) == 0 {
+            let rib = &mut self.rt[s.index()].rib;
+            if let Some(d) = rib.destinations.get_mut(&p) {
+                d.advertised = new;
+                if d.is_empty() {
+                    rib.destinations.remove(&p);
+                }
+            }
+            return;
+        }
+        let r = &mut self.rt[s.index()];
+        r.dirty.insert(p);
+        if !r.flush_scheduled {
+            r.flush_scheduled = true;
+            out.push((
+                now,
+                BgpEvent::Flush {
+                    speaker: s,
+                    incarnation: r.incarnation,
+                },
+            ));
+        }
+    }
+
+    fn class_of(&self, s: SpeakerId, source: RouteSource) -> RouteClass {
+        match source {
+            RouteSource::Local => RouteClass::Local,
+            RouteSource::Peer(x) => {
+                let sess = &self.sessions[x.index()];
+                if sess.session_type == SessionType::Ebgp {
+                    RouteClass::Ebgp
+                } else if sess.side_of(s).is_some_and(|side| sess.reflects[side]) {
+                    RouteClass::IbgpFromClient
+                } else {
+                    RouteClass::IbgpFromNonClient
+                }
+            }
+        }
+    }
+
+    fn export_session(&self, x: SessionId, side: usize) -> ExportSession {
+        let sess = &self.sessions[x.index()];
+        let peer_as = sess
+            .peer_of(side)
+            .map_or(0, |p| self.speakers[p.index()].as_number);
+        ExportSession {
+            id: x,
+            ebgp: sess.session_type == SessionType::Ebgp,
+            peer_is_client: sess.reflects[side],
+            peer_as,
+            shared_subnet: sess.shared_subnet,
+            keep_next_hop: sess.keep_next_hop[side],
+        }
+    }
+
+    /// The attributes speaker `s` sends for `adv` on session `x` (its side `side`), or
+    /// `None` if it sends nothing; `memo` shares one `Arc` among sessions with the same key.
+    fn export_one(
+        &self,
+        s: SpeakerId,
+        x: SessionId,
+        side: usize,
+        adv: &Option<Advertised>,
+        memo: &mut Vec<(ExportKey, Attrs)>,
+    ) -> Option<Attrs> {
+        let adv = adv.as_ref().filter(|a| a.exportable)?;
+        let me = &self.speakers[s.index()];
+        let learned_on = match adv.source {
+            RouteSource::Local => None,
+            RouteSource::Peer(y) => Some(y),
+        };
+        let key = may_send(
+            me.is_router(),
+            !self.rt[s.index()].clients.is_empty(),
+            self.class_of(s, adv.source),
+            learned_on,
+            &adv.attrs,
+            &self.export_session(x, side),
+        )
+        .ok()?;
+        if let Some((_, a)) = memo.iter().find(|(k, _)| *k == key) {
+            return Some(a.clone());
+        }
+        let learned_from = match learned_on {
+            None => me.router_id,
+            Some(y) => {
+                let sess = &self.sessions[y.index()];
+                sess.side_of(s)
+                    .and_then(|side| sess.peer_of(side))
+                    .map_or(me.router_id, |p| self.speakers[p.index()].router_id)
+            }
+        };
+        let attrs = Arc::new(export_attrs(&adv.attrs, key, me, learned_from));
+        memo.push((key, attrs.clone()));
+        Some(attrs)
+    }
+
+    fn mrai(&self, x: SessionId) -> SimDuration {
+        match self.sessions[x.index()].session_type {
+            SessionType::Ebgp => self.timers.mrai_ebgp,
+            SessionType::Ibgp => self.timers.mrai_ibgp,
+        }
+    }
+
+    /// Sends every change marked since the last flush, one UPDATE per peer.
+    fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
+        let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
+        let mut batches: BTreeMap<SessionId, Batch> = BTreeMap::new();
+        for p in dirty {
+            let new = self.current_advertisement(s, p);
+            let old = self.rt[s.index()]
+                .rib
+                .destinations
+                .get(&p)
+                .and_then(|d| d.advertised.clone());
+            if Advertised::same(&old, &new) {
+                continue;
+            }
+            {
+                let rib = &mut self.rt[s.index()].rib;
+                let d = rib.destinations.entry(p).or_default();
+                d.advertised = new.clone();
+                if d.is_empty() {
+                    rib.destinations.remove(&p);
+                }
+            }
+            let mask = self.masked_lists(s, self.visit_mask(s, &old) | self.visit_mask(s, &new));
+            let r = &self.rt[s.index()];
+            let lists: [(u8, &Vec<SessionId>); 3] = [
+                (VISIT_EBGP, &r.ebgp),
+                (VISIT_CLIENTS, &r.clients),
+                (VISIT_NON_CLIENTS, &r.non_clients),
+            ];
+            let targets: Vec<SessionId> = lists
+                .iter()
+                .filter(|(bit, _)| mask & bit != 0)
+                .flat_map(|(_, l)| l.iter().copied())
+                .filter(|x| self.sessions[x.index()].state == SessionState::Established)
+                .collect();
+            let (mut memo_old, mut memo_new) = (Vec::new(), Vec::new());
+            for x in targets {
+                let Some(side) = self.sessions[x.index()].side_of(s) else {
+                    continue;
+                };
+                let e_old = self.export_one(s, x, side, &old, &mut memo_old);
+                let e_new = self.export_one(s, x, side, &new, &mut memo_new);
+                self.queue_change(now, x, side, p, e_old, e_new, &mut batches, out);
+            }
+        }
+        for (x, batch) in batches {
+            self.send(now, s, x, batch, out);
+        }
+    }
+
+    /// Decides whether one prefix's change goes to one peer now, is held by MRAI, or is no
+    /// change for that peer at all.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_change(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        side: usize,
+        p: PrefixId,
+        e_old: Option<Attrs>,
+        e_new: Option<Attrs>,
+        batches: &mut BTreeMap<SessionId, Batch>,
+        out: &mut Scheduled,
+    ) {
+        let mrai = self.mrai(x);
+        let r = &mut self.srt[x.index()];
+        let peer_view = match r.held[side].get(&p) {
+            Some(v) => v.clone(),
+            None => e_old,
+        };
+        if same_attrs(&peer_view, &e_new) {
+            r.held[side].remove(&p);
+            return;
+        }
+        let hold = mrai > SimDuration::ZERO && e_new.is_some() && now < r.mrai_until[side];
+        if hold {
+            r.held[side].insert(p, peer_view);
+            if !r.mrai_armed[side] {
+                r.mrai_armed[side] = true;
+                out.push((
+                    r.mrai_until[side],
+                    BgpEvent::MraiExpired {
+                        session: x,
+                        side: side as u8,
+                        epoch: r.epoch,
+                    },
+                ));
+            }
+            return;
+        }
+        r.held[side].remove(&p);
+        let batch = batches.entry(x).or_default();
+        match e_new {
+            Some(a) => batch.announced.push((p, a)),
+            None => batch.withdrawn.push(p),
+        }
+    }
+
+    fn on_mrai_expired(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        side: usize,
+        epoch: u32,
+        out: &mut Scheduled,
+    ) {
+        let r = &mut self.srt[x.index()];
+        if r.epoch != epoch || side > 1 {
+            return;
+        }
+        r.mrai_armed[side] = false;
+        let held = std::mem::take(&mut r.held[side]);
+        let sess = &self.sessions[x.index()];
+        let s = if side == 0 { Some(sess.a) } else { sess.b };
+        let Some(s) = s else { return };
+        if sess.state != SessionState::Established || !self.rt[s.index()].up {
+            return;
+        }
+        let mut batch = Batch::default();
+        for (p, peer_view) in held {
+            let adv = self.rt[s.index()]
+                .rib
+                .destinations
+                .get(&p)
+                .and_then(|d| d.advertised.clone());
+            let now_view = self.export_one(s, x, side, &adv, &mut Vec::new());
+            if same_attrs(&peer_view, &now_view) {
+                continue;
+            }
+            match now_view {
+                Some(a) => batch.announced.push((p, a)),
+                None => batch.withdrawn.push(p),
+            }
+        }
+        self.send(now, s, x, batch, out);
+    }
+
+    fn full_table(&mut self, now: SimTime, x: SessionId, side: usize, out: &mut Scheduled) {
+        let sess = &self.sessions[x.index()];
+        let s = if side == 0 { Some(sess.a) } else { sess.b };
+        let Some(s) = s else { return };
+        let mut batch = Batch::default();
+        for (p, d) in &self.rt[s.index()].rib.destinations {
+            if let Some(a) = self.export_one(s, x, side, &d.advertised, &mut Vec::new()) {
+                batch.announced.push((*p, a));
+            }
+        }
+        self.send(now, s, x, batch, out);
+    }
+
+    fn send(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        x: SessionId,
+        batch: Batch,
+        out: &mut Scheduled,
+    ) {
+        if batch.withdrawn.is_empty() && batch.announced.is_empty() {
+            return;
+        }
+        let sess = &self.sessions[x.index()];
+        let Some(side) = sess.side_of(s) else { return };
+        let Some(to) = sess.peer_of(side) else { return };
+        let latency = sess.latency.unwrap_or_default();
+        let mrai = self.mrai(x);
+        let r = &mut self.srt[x.index()];
+        if mrai > SimDuration::ZERO && !batch.announced.is_empty() {
+            r.mrai_until[side] = now + mrai;
+        }
+        let epoch = r.epoch;
+        let update = Update {
+            session: x,
+            from: s,
+            to,
+            sent_at: now,
+            withdrawn: batch.withdrawn,
+            announced: batch.announced,
+        };
+        if self.options.updates {
+            let subject = format!("{} -> {}", self.name(s), self.name(to));
+            let outcome = self.describe_update(&update);
+            self.note(now, BgpLogKind::Update, subject, outcome);
+        }
+        let id = UpdateId(self.next_update);
+        self.next_update += 1;
+        self.in_flight.insert(id, (epoch, update));
+        self.rt[s.index()].sent += 1;
+        self.total_updates += 1;
+        out.push((
+            now + latency,
+            BgpEvent::Deliver {
+                session: x,
+                epoch,
+                update: id,
+            },
+        ));
+    }
+
+    fn describe_update(&self, u: &Update) -> String {
+        const SHOWN: usize = 3;
+        let mut parts = Vec::new();
+        let list = |ps: &mut dyn Iterator<Item = PrefixId>, n: usize| {
+            let mut v: Vec<String> = ps
+                .take(SHOWN)
+                .map(|p| self.prefixes.net(p).to_string())
+                .collect();
+            if n > SHOWN {
+                v.push(format!("+{} more", n - SHOWN));
+            }
+            v.join(" ")
+        };
+        if !u.announced.is_empty() {
+            let text = list(&mut u.announced.iter().map(|(p, _)| *p), u.announced.len());
+            parts.push(format!("announce {text}"));
+        }
+        if !u.withdrawn.is_empty() {
+            let text = list(&mut u.withdrawn.iter().copied(), u.withdrawn.len());
+            parts.push(format!("withdraw {text}"));
+        }
+        parts.join("; ")
+    }
+
+    fn owner(&self, address: IpAddr) -> Option<DeviceId> {
+        match self.by_address.get(&address) {
+            Some(s) => Some(self.speakers[s.index()].device),
+            None => self
+                .underlay
+                .topology()
+                .devices
+                .iter()
+                .position(|d| d.address == address)
+                .map(|i| DeviceId(i as u32)),
+        }
+    }
+}
+
+/// Changes for one peer, leaving in one UPDATE.
+#[derive(Debug, Default)]
+struct Batch {
+    withdrawn: Vec<PrefixId>,
+    announced: Vec<(PrefixId, Attrs)>,
+}
+
+fn same_attrs(a: &Option<Attrs>, b: &Option<Attrs>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x == y,
+        _ => false,
+    }
+}
+
+/// The decision process's view of one speaker.
+struct Ctx<'a> {
+    me: &'a Speaker,
+    speakers: &'a [Speaker],
+    sessions: &'a [Session],
+    by_address: &'a HashMap<IpAddr, SpeakerId>,
+    underlay: &'a mut Underlay,
+}
+
+impl Ctx<'_> {
+    fn next_hop_device(&self, next_hop: IpAddr) -> Option<DeviceId> {
+        self.by_address
+            .get(&next_hop)
+            .map(|s| self.speakers[s.index()].device)
+    }
+}
+
+impl DecisionContext for Ctx<'_> {
+    fn local_as(&self) -> u32 {
+        self.me.as_number
+    }
+
+    fn source(&self, source: RouteSource) -> SourceInfo {
+        let me = self.me;
+        let own = SourceInfo {
+            local: true,
+            ebgp: false,
+            peer_router_id: me.router_id,
+            peer_address: me.address,
+        };
+        let RouteSource::Peer(x) = source else {
+            return own;
+        };
+        let sess = &self.sessions[x.index()];
+        let Some(peer) = sess.side_of(me.id).and_then(|side| sess.peer_of(side)) else {
+            return own;
+        };
+        let p = &self.speakers[peer.index()];
+        SourceInfo {
+            local: false,
+            ebgp: sess.session_type == SessionType::Ebgp,
+            peer_router_id: p.router_id,
+            peer_address: p.address,
+        }
+    }
+
+    fn resolvable(&mut self, next_hop: IpAddr) -> bool {
+        self.next_hop_device(next_hop)
+            .is_some_and(|d| self.underlay.connected(self.me.device, d))
+    }
+
+    fn igp_cost(&mut self, next_hop: IpAddr) -> Option<u64> {
+        let d = self.next_hop_device(next_hop)?;
+        self.underlay.cost(self.me.device, d)
+    }
+}

@@ -1,0 +1,450 @@
+//! Import and export policy: Calico's BIRD export filter on nodes, iBGP split horizon and
+//! RFC 4456 route reflection, eBGP loop prevention, and the attributes a route is sent with.
+//!
+//! Export is split in three, so the engine can do the expensive parts once:
+//! [`calico_export_filter`] depends only on the prefix and the speaker (once per prefix);
+//! [`may_send`] decides per session whether the route goes there at all and how
+//! ([`ExportKey`]); [`export_attrs`] builds the attributes, which depend only on the key,
+//! so one reflected route is built once for all clients.
+//!
+//! This module does not choose routes (`decision`) or send anything (`engine`).
+
+use std::fmt;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use super::SessionId;
+use super::config::ExportPool;
+use super::peering::Speaker;
+use super::rib::{DEFAULT_LOCAL_PREF, PathAttributes};
+
+/// Why Calico's export filter (`calico_export_to_bgp_peers`) refuses a prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filtered {
+    /// Inside a pool with `disableBGPExport: true`.
+    DisabledPool(IpNet),
+    /// A more-specific route inside one of this node's own blocks (`calico_aggr`): only the
+    /// block itself is advertised.
+    InsideOwnBlock(IpNet),
+    /// Not inside any IP pool.
+    OutsidePools,
+}
+
+impl fmt::Display for Filtered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Filtered::DisabledPool(p) => write!(f, "pool {p} has disableBGPExport"),
+            Filtered::InsideOwnBlock(b) => write!(f, "more specific than own block {b}"),
+            Filtered::OutsidePools => f.write_str("outside every IP pool"),
+        }
+    }
+}
+
+/// Calico's BIRD export filter for a node: nothing from pools with `disableBGPExport`; each
+/// of the node's own blocks as the block prefix and nothing more specific inside it; then any
+/// route inside a pool (borrowed /32s, routes learned from peers). `own` holds what the node
+/// originates: its confirmed blocks and the addresses it borrowed.
+pub fn calico_export_filter(
+    prefix: IpNet,
+    own: &[IpNet],
+    pools: &[ExportPool],
+) -> Result<(), Filtered> {
+    if let Some(pool) = pools
+        .iter()
+        .find(|p| p.disable_bgp_export && p.cidr.contains(&prefix))
+    {
+        return Err(Filtered::DisabledPool(pool.cidr));
+    }
+    if own.contains(&prefix) {
+        return Ok(());
+    }
+    if let Some(block) = own.iter().find(|b| b.contains(&prefix)) {
+        return Err(Filtered::InsideOwnBlock(*block));
+    }
+    if pools.iter().any(|p| p.cidr.contains(&prefix)) {
+        Ok(())
+    } else {
+        Err(Filtered::OutsidePools)
+    }
+}
+
+/// A route as its exporter classifies it (RFC 4456 §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RouteClass {
+    /// Originated here.
+    Local,
+    /// Learned over eBGP.
+    Ebgp,
+    /// Learned over iBGP from one of this speaker's route-reflector clients.
+    IbgpFromClient,
+    /// Learned over iBGP from a non-client.
+    IbgpFromNonClient,
+}
+
+/// The receiving end of a session, as the exporter sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExportSession {
+    pub id: SessionId,
+    pub ebgp: bool,
+    /// The receiver is this speaker's route-reflector client.
+    pub peer_is_client: bool,
+    pub peer_as: u32,
+    /// The segment both ends share (third-party next hop).
+    pub shared_subnet: Option<IpNet>,
+    /// The exporter keeps next hops on eBGP (`keepOriginalNextHop`).
+    pub keep_next_hop: bool,
+}
+
+/// Why a route is not sent on a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotSent {
+    /// It was learned from this very peer.
+    BackToSender,
+    /// iBGP-learned and this speaker does not reflect: never to iBGP peers (RFC 4271 §9.2.1).
+    IbgpSplitHorizon,
+    /// From a non-client: a reflector sends it to its clients only (RFC 4456 §6).
+    NonClientToNonClient,
+    /// The receiver's AS is already in the AS_PATH: it would reject it (RFC 4271 §9.1.2).
+    AsPathLoop(u32),
+}
+
+/// How a route is transformed for a session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ExportKey {
+    pub ebgp: bool,
+    pub next_hop_self: bool,
+    /// Reflected: ORIGINATOR_ID and CLUSTER_LIST are set (RFC 4456 §8).
+    pub reflect: bool,
+}
+
+/// Whether `route` (of class `class`, learned on `learned_on`) goes to `to`, and how.
+///
+/// Next hop: a router sets itself, except when the current next hop lies in the subnet it
+/// shares with the receiver (third-party next hop, RFC 4271 §5.1.3); a Calico node (BIRD)
+/// keeps the next hop on iBGP and sets itself on eBGP unless `keepOriginalNextHop`; a local
+/// route always carries the originator's address.
+pub fn may_send(
+    exporter_is_router: bool,
+    exporter_reflects: bool,
+    class: RouteClass,
+    learned_on: Option<SessionId>,
+    attrs: &PathAttributes,
+    to: &ExportSession,
+) -> Result<ExportKey, NotSent> {
+    if learned_on == Some(to.id) {
+        return Err(NotSent::BackToSender);
+    }
+    let reflect = !to.ebgp
+        && matches!(
+            class,
+            RouteClass::IbgpFromClient | RouteClass::IbgpFromNonClient
+        );
+    if !to.ebgp {
+        match class {
+            RouteClass::Local | RouteClass::Ebgp | RouteClass::IbgpFromClient => {}
+            RouteClass::IbgpFromNonClient if to.peer_is_client => {}
+            // A speaker with no clients at all is not a reflector: plain split horizon.
+            RouteClass::IbgpFromNonClient if !exporter_reflects => {
+                return Err(NotSent::IbgpSplitHorizon);
+            }
+            RouteClass::IbgpFromNonClient => {
+                return Err(NotSent::NonClientToNonClient);
+            }
+        }
+    } else if attrs.as_path.contains(&to.peer_as) {
+        return Err(NotSent::AsPathLoop(to.peer_as));
+    }
+    let third_party = to
+        .shared_subnet
+        .is_some_and(|s| s.contains(&attrs.next_hop));
+    let next_hop_self = match class {
+        RouteClass::Local => true,
+        _ if exporter_is_router => !third_party,
+        _ => to.ebgp && !to.keep_next_hop,
+    };
+    Ok(ExportKey {
+        ebgp: to.ebgp,
+        next_hop_self,
+        reflect,
+    })
+}
+
+/// The attributes `me` sends a route with, for `key`. `learned_from` is the BGP Identifier of
+/// the peer the route came from (it becomes the ORIGINATOR_ID when first reflected).
+pub fn export_attrs(
+    attrs: &PathAttributes,
+    key: ExportKey,
+    me: &Speaker,
+    learned_from: IpAddr,
+) -> PathAttributes {
+    let mut out = attrs.clone();
+    if key.next_hop_self {
+        out.next_hop = me.address;
+    }
+    if key.ebgp {
+        // RFC 4271 §5.1.2: prepend our AS; LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST do not
+        // cross AS borders, and a MED learned from another AS is not passed on (§5.1.4).
+        out.as_path.insert(0, me.as_number);
+        out.local_pref = DEFAULT_LOCAL_PREF;
+        if !attrs.as_path.is_empty() {
+            out.med = 0;
+        }
+        out.originator_id = None;
+        out.cluster_list.clear();
+    } else if key.reflect {
+        // RFC 4456 §8: the first reflector records the originator; every reflector
+        // prepends its cluster ID.
+        out.originator_id.get_or_insert(learned_from);
+        if let Some(cluster) = me.cluster_id {
+            out.cluster_list.insert(0, cluster);
+        }
+    }
+    out
+}
+
+/// Why a received route is rejected on import (loop detection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportRejected {
+    /// eBGP route whose AS_PATH holds our AS (RFC 4271 §9.1.2).
+    AsPathLoop(u32),
+    /// Reflected back to its originator (RFC 4456 §8).
+    OriginatorIsSelf,
+    /// Our cluster ID is in its CLUSTER_LIST (RFC 4456 §8).
+    ClusterListLoop(IpAddr),
+}
+
+impl fmt::Display for ImportRejected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImportRejected::AsPathLoop(asn) => write!(f, "AS_PATH contains own AS {asn}"),
+            ImportRejected::OriginatorIsSelf => f.write_str("ORIGINATOR_ID is own router ID"),
+            ImportRejected::ClusterListLoop(c) => {
+                write!(f, "CLUSTER_LIST contains own cluster ID {c}")
+            }
+        }
+    }
+}
+
+/// Loop checks on a received route.
+pub fn import_check(
+    attrs: &PathAttributes,
+    ebgp: bool,
+    me: &Speaker,
+) -> Result<(), ImportRejected> {
+    if ebgp && attrs.as_path.contains(&me.as_number) {
+        return Err(ImportRejected::AsPathLoop(me.as_number));
+    }
+    if attrs.originator_id == Some(me.router_id) {
+        return Err(ImportRejected::OriginatorIsSelf);
+    }
+    if let Some(c) = me.cluster_id
+        && attrs.cluster_list.contains(&c)
+    {
+        return Err(ImportRejected::ClusterListLoop(c));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bgp::SpeakerId;
+    use crate::model::topology::DeviceId;
+
+    fn net(s: &str) -> IpNet {
+        s.parse().unwrap()
+    }
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    fn pools() -> Vec<ExportPool> {
+        vec![
+            ExportPool {
+                cidr: net("10.244.0.0/16"),
+                disable_bgp_export: false,
+            },
+            ExportPool {
+                cidr: net("10.99.0.0/16"),
+                disable_bgp_export: true,
+            },
+        ]
+    }
+
+    #[test]
+    fn calico_filter_exports_blocks_and_borrowed_addresses_but_not_more_specifics() {
+        let own = [net("10.244.1.0/26"), net("10.244.2.7/32")];
+        let p = pools();
+        assert_eq!(calico_export_filter(net("10.244.1.0/26"), &own, &p), Ok(()));
+        // A borrowed /32 (inside another node's block) is accepted.
+        assert_eq!(calico_export_filter(net("10.244.2.7/32"), &own, &p), Ok(()));
+        // Another node's /32 inside our block is not (REFERENCE §4.3 "derived").
+        assert_eq!(
+            calico_export_filter(net("10.244.1.5/32"), &own, &p),
+            Err(Filtered::InsideOwnBlock(net("10.244.1.0/26")))
+        );
+        // Learned routes inside a pool are accepted; outside every pool they are not.
+        assert_eq!(calico_export_filter(net("10.244.9.0/26"), &own, &p), Ok(()));
+        assert_eq!(
+            calico_export_filter(net("172.16.0.0/26"), &own, &p),
+            Err(Filtered::OutsidePools)
+        );
+        let disabled = [net("10.99.0.0/26")];
+        assert_eq!(
+            calico_export_filter(net("10.99.0.0/26"), &disabled, &p),
+            Err(Filtered::DisabledPool(net("10.99.0.0/16")))
+        );
+    }
+
+    fn session(ebgp: bool, client: bool) -> ExportSession {
+        ExportSession {
+            id: SessionId(9),
+            ebgp,
+            peer_is_client: client,
+            peer_as: 65002,
+            shared_subnet: Some(net("10.6.0.0/16")),
+            keep_next_hop: false,
+        }
+    }
+
+    #[test]
+    fn reflection_rules_follow_rfc_4456() {
+        let a = PathAttributes::local(ip("10.6.0.10"));
+        use RouteClass::*;
+        // Client routes go to clients and non-clients; non-client routes to clients only.
+        for to_client in [true, false] {
+            let s = session(false, to_client);
+            assert!(may_send(false, true, IbgpFromClient, Some(SessionId(1)), &a, &s).is_ok());
+            assert!(may_send(false, true, Ebgp, Some(SessionId(1)), &a, &s).is_ok());
+            assert_eq!(
+                may_send(false, true, IbgpFromNonClient, Some(SessionId(1)), &a, &s).is_ok(),
+                to_client
+            );
+        }
+        // A speaker that reflects nothing applies plain iBGP split horizon.
+        assert_eq!(
+            may_send(
+                false,
+                false,
+                IbgpFromNonClient,
+                Some(SessionId(1)),
+                &a,
+                &session(false, false)
+            ),
+            Err(NotSent::IbgpSplitHorizon)
+        );
+        assert_eq!(
+            may_send(
+                false,
+                true,
+                IbgpFromClient,
+                Some(SessionId(9)),
+                &a,
+                &session(false, true)
+            ),
+            Err(NotSent::BackToSender)
+        );
+    }
+
+    #[test]
+    fn next_hop_self_except_third_party_on_routers_and_keep_on_ibgp_nodes() {
+        let inside = PathAttributes::local(ip("10.6.0.10"));
+        let outside = PathAttributes::local(ip("10.7.0.10"));
+        let c = RouteClass::Ebgp;
+        let s = session(true, false);
+        assert!(
+            !may_send(true, true, c, None, &inside, &s)
+                .unwrap()
+                .next_hop_self
+        );
+        assert!(
+            may_send(true, true, c, None, &outside, &s)
+                .unwrap()
+                .next_hop_self
+        );
+        // A node keeps the next hop on iBGP, sets itself on eBGP unless told to keep it.
+        assert!(
+            !may_send(false, true, c, None, &outside, &session(false, false))
+                .unwrap()
+                .next_hop_self
+        );
+        assert!(
+            may_send(false, true, c, None, &outside, &s)
+                .unwrap()
+                .next_hop_self
+        );
+        let keep = ExportSession {
+            keep_next_hop: true,
+            ..s
+        };
+        assert!(
+            !may_send(false, true, c, None, &outside, &keep)
+                .unwrap()
+                .next_hop_self
+        );
+    }
+
+    #[test]
+    fn ebgp_export_prepends_and_refuses_loops() {
+        let mut a = PathAttributes::local(ip("10.7.0.10"));
+        a.as_path = vec![65002, 65100];
+        assert_eq!(
+            may_send(
+                true,
+                true,
+                RouteClass::Ebgp,
+                None,
+                &a,
+                &session(true, false)
+            ),
+            Err(NotSent::AsPathLoop(65002))
+        );
+        let me = Speaker {
+            id: SpeakerId(0),
+            device: DeviceId(0),
+            name: "tor".into(),
+            node: None,
+            rack: None,
+            as_number: 65101,
+            router_id: ip("10.6.0.1"),
+            address: ip("10.6.0.1"),
+            cluster_id: Some(ip("10.6.0.1")),
+            up: true,
+            hold_time: None,
+        };
+        a.as_path = vec![65100];
+        a.originator_id = Some(ip("10.7.0.10"));
+        let key = ExportKey {
+            ebgp: true,
+            next_hop_self: true,
+            reflect: false,
+        };
+        let out = export_attrs(&a, key, &me, ip("10.9.9.9"));
+        assert_eq!(out.as_path, [65101, 65100]);
+        assert_eq!(out.next_hop, ip("10.6.0.1"));
+        assert_eq!(out.originator_id, None);
+        // Reflection sets the originator once and prepends the cluster ID.
+        let key = ExportKey {
+            ebgp: false,
+            next_hop_self: false,
+            reflect: true,
+        };
+        let plain = PathAttributes::local(ip("10.6.0.10"));
+        let out = export_attrs(&plain, key, &me, ip("10.6.0.10"));
+        assert_eq!(out.originator_id, Some(ip("10.6.0.10")));
+        assert_eq!(out.cluster_list, [ip("10.6.0.1")]);
+        // And the receiver-side loop checks catch what comes back.
+        assert_eq!(
+            import_check(&out, false, &me),
+            Err(ImportRejected::ClusterListLoop(ip("10.6.0.1")))
+        );
+        let mut looped = plain.clone();
+        looped.as_path = vec![65001, 65101];
+        assert_eq!(
+            import_check(&looped, true, &me),
+            Err(ImportRejected::AsPathLoop(65101))
+        );
+    }
+}

@@ -1,0 +1,313 @@
+//! Routes and the RIBs of a speaker (RFC 4271 §3.2).
+//!
+//! Layout: a speaker's RIB is one [`Destination`] per prefix, holding the Adj-RIB-In entries
+//! for that prefix (at most one per peer, plus the locally originated route) side by side so
+//! the decision process sees a prefix's candidates together; the Loc-RIB is the candidate
+//! marked best. Each candidate keeps the verdict of the last decision (why it won or lost).
+//!
+//! Path attributes are immutable and shared (`Arc`): a reflector that sends one route to a
+//! thousand clients builds its attributes once, and every client's Adj-RIB-In points at them.
+//! Prefixes are interned ([`PrefixId`]) so RIB keys are small integers.
+//!
+//! The Adj-RIB-Out is not stored per peer: what a peer holds is a pure function of the route
+//! last advertised for the prefix ([`Advertised`]) and the session (the export policy), so the
+//! engine recomputes it when something changes. This keeps a reflector with thousands of
+//! clients from holding a copy of its table per client.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use ipnet::IpNet;
+
+use super::SessionId;
+use super::decision::RouteStatus;
+
+/// A prefix, interned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PrefixId(pub u32);
+
+impl PrefixId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The interning table of prefixes; ids are given in first-seen order.
+#[derive(Clone, Debug, Default)]
+pub struct Prefixes {
+    ids: HashMap<IpNet, PrefixId>,
+    nets: Vec<IpNet>,
+}
+
+impl Prefixes {
+    pub fn intern(&mut self, net: IpNet) -> PrefixId {
+        let net = net.trunc();
+        if let Some(&id) = self.ids.get(&net) {
+            return id;
+        }
+        let id = PrefixId(self.nets.len() as u32);
+        self.nets.push(net);
+        self.ids.insert(net, id);
+        id
+    }
+
+    pub fn get(&self, net: IpNet) -> Option<PrefixId> {
+        self.ids.get(&net.trunc()).copied()
+    }
+
+    pub fn net(&self, id: PrefixId) -> IpNet {
+        self.nets[id.index()]
+    }
+}
+
+/// ORIGIN (RFC 4271 §5.1.1); lower is preferred.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    Igp,
+    Egp,
+    Incomplete,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Igp => "IGP",
+            Origin::Egp => "EGP",
+            Origin::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// The default LOCAL_PREF (RFC 4271 §5.1.5; BIRD's default too).
+pub const DEFAULT_LOCAL_PREF: u32 = 100;
+
+/// The path attributes of a route.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PathAttributes {
+    pub origin: Origin,
+    /// AS_PATH as one AS_SEQUENCE, nearest AS first.
+    pub as_path: Vec<u32>,
+    pub next_hop: IpAddr,
+    pub local_pref: u32,
+    /// MULTI_EXIT_DISC; absent is treated as 0 (BIRD's default).
+    pub med: u32,
+    /// RFC 4456 ORIGINATOR_ID: set by the first reflector.
+    pub originator_id: Option<IpAddr>,
+    /// RFC 4456 CLUSTER_LIST, the latest reflector's cluster first.
+    pub cluster_list: Vec<IpAddr>,
+}
+
+impl PathAttributes {
+    /// The attributes of a route this speaker originates.
+    pub fn local(next_hop: IpAddr) -> PathAttributes {
+        PathAttributes {
+            origin: Origin::Igp,
+            as_path: Vec::new(),
+            next_hop,
+            local_pref: DEFAULT_LOCAL_PREF,
+            med: 0,
+            originator_id: None,
+            cluster_list: Vec::new(),
+        }
+    }
+
+    /// The AS the route was learned from (the first of the AS_PATH), or `local_as` for a
+    /// route from inside the AS; MED is compared only between routes with the same one.
+    pub fn neighbour_as(&self, local_as: u32) -> u32 {
+        self.as_path.first().copied().unwrap_or(local_as)
+    }
+}
+
+impl fmt::Display for PathAttributes {
+    /// `birdc`-like: `via 10.0.0.2 [AS 65001 65000] IGP lp 100 med 0 ...`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "via {} [", self.next_hop)?;
+        for (i, asn) in self.as_path.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{asn}")?;
+        }
+        write!(
+            f,
+            "] {} localpref {} med {}",
+            self.origin.as_str(),
+            self.local_pref,
+            self.med
+        )?;
+        if let Some(o) = self.originator_id {
+            write!(f, " originator {o}")?;
+        }
+        if !self.cluster_list.is_empty() {
+            f.write_str(" clusters")?;
+            for c in &self.cluster_list {
+                write!(f, " {c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Shared, immutable attributes.
+pub type Attrs = Arc<PathAttributes>;
+
+/// Where a candidate came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RouteSource {
+    /// Originated by this speaker (a Calico block or a borrowed address).
+    Local,
+    /// Received from the peer on this session.
+    Peer(SessionId),
+}
+
+/// One candidate route for a prefix: an Adj-RIB-In entry, or the local origination.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Route {
+    pub source: RouteSource,
+    pub attrs: Attrs,
+    /// The verdict of the last decision process run for this prefix.
+    pub status: RouteStatus,
+}
+
+/// What the speaker last advertised for a prefix (the basis of every peer's Adj-RIB-Out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Advertised {
+    pub source: RouteSource,
+    pub attrs: Attrs,
+    /// Whether the speaker's export filter accepted the prefix at the time.
+    pub exportable: bool,
+}
+
+impl Advertised {
+    /// Same route, same attributes (by identity first), same filter verdict.
+    pub fn same(a: &Option<Advertised>, b: &Option<Advertised>) -> bool {
+        match (a, b) {
+            (None, None) => true,
+            (Some(x), Some(y)) => {
+                x.source == y.source
+                    && x.exportable == y.exportable
+                    && (Arc::ptr_eq(&x.attrs, &y.attrs) || x.attrs == y.attrs)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// All a speaker knows about one prefix.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Destination {
+    /// Candidates sorted by source (local first, then by session).
+    pub routes: Vec<Route>,
+    /// The route last advertised to peers (`None`: nothing was).
+    pub advertised: Option<Advertised>,
+}
+
+impl Destination {
+    /// The Loc-RIB route, if any.
+    pub fn best(&self) -> Option<&Route> {
+        self.routes.iter().find(|r| r.status.is_best())
+    }
+
+    /// Inserts or replaces the candidate from `source`; returns whether anything changed.
+    pub fn upsert(&mut self, source: RouteSource, attrs: Attrs) -> bool {
+        match self.routes.binary_search_by(|r| r.source.cmp(&source)) {
+            Ok(i) => {
+                if Arc::ptr_eq(&self.routes[i].attrs, &attrs) || self.routes[i].attrs == attrs {
+                    return false;
+                }
+                self.routes[i].attrs = attrs;
+            }
+            Err(i) => self.routes.insert(
+                i,
+                Route {
+                    source,
+                    attrs,
+                    status: RouteStatus::NotEvaluated,
+                },
+            ),
+        }
+        true
+    }
+
+    /// Removes the candidate from `source`; returns whether there was one.
+    pub fn remove(&mut self, source: RouteSource) -> bool {
+        match self.routes.binary_search_by(|r| r.source.cmp(&source)) {
+            Ok(i) => {
+                self.routes.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Nothing left to remember: no candidate and nothing advertised.
+    pub fn is_empty(&self) -> bool {
+        self.routes.is_empty() && self.advertised.is_none()
+    }
+}
+
+/// A speaker's RIB: destinations by prefix.
+#[derive(Clone, Debug, Default)]
+pub struct Rib {
+    pub destinations: BTreeMap<PrefixId, Destination>,
+    /// How many destinations have a best route (the Loc-RIB's size).
+    pub loc_rib_len: usize,
+}
+
+impl Rib {
+    pub fn clear(&mut self) {
+        self.destinations.clear();
+        self.loc_rib_len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_interned_once_in_first_seen_order() {
+        let mut p = Prefixes::default();
+        let a = p.intern("10.0.0.0/26".parse().unwrap());
+        let b = p.intern("10.0.0.64/26".parse().unwrap());
+        // Host bits are truncated, as BGP carries prefixes.
+        assert_eq!(p.intern("10.0.0.5/26".parse().unwrap()), a);
+        assert_eq!((a, b), (PrefixId(0), PrefixId(1)));
+        assert_eq!(p.net(b).to_string(), "10.0.0.64/26");
+    }
+
+    #[test]
+    fn candidates_stay_sorted_and_upsert_detects_no_change() {
+        let mut d = Destination::default();
+        let attrs = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
+        assert!(d.upsert(RouteSource::Peer(SessionId(3)), attrs.clone()));
+        assert!(d.upsert(RouteSource::Local, attrs.clone()));
+        assert!(d.upsert(RouteSource::Peer(SessionId(1)), attrs.clone()));
+        let order: Vec<_> = d.routes.iter().map(|r| r.source).collect();
+        assert_eq!(
+            order,
+            [
+                RouteSource::Local,
+                RouteSource::Peer(SessionId(1)),
+                RouteSource::Peer(SessionId(3))
+            ]
+        );
+        let same = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
+        assert!(!d.upsert(RouteSource::Local, same));
+        assert!(d.remove(RouteSource::Peer(SessionId(1))));
+        assert!(!d.remove(RouteSource::Peer(SessionId(1))));
+    }
+
+    #[test]
+    fn attributes_render_like_birdc() {
+        let mut a = PathAttributes::local(IpAddr::from([10, 0, 0, 1]));
+        a.as_path = vec![65001, 65000];
+        a.originator_id = Some(IpAddr::from([10, 0, 0, 9]));
+        assert_eq!(
+            a.to_string(),
+            "via 10.0.0.1 [65001 65000] IGP localpref 100 med 0 originator 10.0.0.9"
+        );
+    }
+}

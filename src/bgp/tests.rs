@@ -1,0 +1,897 @@
+//! Engine tests: small topologies driven by a local event loop (a heap of
+//! `(time, sequence, event)`), as the simulator drives the engine.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::net::{IpAddr, Ipv4Addr};
+
+use ipnet::IpNet;
+
+use super::*;
+use crate::model::Labels;
+use crate::model::network::{Bfd, BgpSettings, TimerProfile};
+use crate::model::selector::Selector;
+use crate::model::time::{SimDuration, SimTime};
+use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, Os, Topology};
+
+/// One rack: its node count and each node's Calico settings.
+struct RackSpec {
+    nodes: usize,
+    node_bgp: fn(rack: usize, node: usize) -> NodeBgp,
+}
+
+fn plain(_: usize, _: usize) -> NodeBgp {
+    NodeBgp::default()
+}
+
+/// One zone of racks `r0, r1, ...` (subnet 10.<r>.0.0/24, gateway .1, nodes `r<r>n<i>` at
+/// .10 + i, ToR AS 65101 + r), one spine (AS 65100, loopback 100.127.0.2).
+fn topology(racks: &[RackSpec], fabric_bgp: bool) -> Topology {
+    let mut t = Topology::new(Fabric {
+        bgp: fabric_bgp,
+        ..Fabric::default()
+    });
+    let zone = t.add_zone("z", Labels::new(), 65100);
+    for (r, spec) in racks.iter().enumerate() {
+        let rack = t.add_rack(
+            zone,
+            &format!("r{r}"),
+            format!("10.{r}.0.0/24").parse().unwrap(),
+            IpAddr::from([10, r as u8, 0, 1]),
+            Labels::new(),
+            65101 + r as u32,
+        );
+        for i in 0..spec.nodes {
+            let mut labels = Labels::new();
+            labels.insert("rack".into(), format!("r{r}"));
+            let bgp = (spec.node_bgp)(r, i);
+            if bgp.route_reflector_cluster_id.is_some() {
+                labels.insert("route-reflector".into(), "true".into());
+            }
+            t.add_node(
+                rack,
+                NewNode {
+                    name: format!("r{r}n{i}"),
+                    ip: IpAddr::from([10, r as u8, 0, 10 + i as u8]),
+                    os: Os::Linux,
+                    max_pods: 110,
+                    labels,
+                    bgp,
+                },
+            );
+        }
+    }
+    let loopbacks: BTreeMap<String, IpAddr> = [
+        ("core".to_string(), IpAddr::from([100, 127, 0, 1])),
+        ("spine-z-1".to_string(), IpAddr::from([100, 127, 0, 2])),
+    ]
+    .into_iter()
+    .collect();
+    t.add_fabric(&loopbacks, 65000);
+    t
+}
+
+fn settings() -> BgpSettings {
+    BgpSettings {
+        processing_delay: SimDuration::from_micros(20),
+        per_prefix_delay: SimDuration::from_micros(2),
+        bfd: None,
+    }
+}
+
+fn cidr(s: &str) -> IpNet {
+    s.parse().unwrap()
+}
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+fn secs(s: u64) -> SimTime {
+    SimTime::ZERO + SimDuration::from_secs(s)
+}
+
+/// The tiny event loop of these tests.
+struct Net {
+    topology: Topology,
+    engine: BgpEngine,
+    queue: BinaryHeap<Reverse<(SimTime, u64, BgpEvent)>>,
+    seq: u64,
+    now: SimTime,
+    handled: usize,
+    log: Vec<BgpLogEntry>,
+}
+
+impl Net {
+    fn new(topology: Topology, config: &BgpConfig, peers: &[Peer], timers: TimerProfile) -> Net {
+        Net::with(topology, config, peers, timers, settings())
+    }
+
+    fn with(
+        topology: Topology,
+        config: &BgpConfig,
+        peers: &[Peer],
+        timers: TimerProfile,
+        settings: BgpSettings,
+    ) -> Net {
+        let peering = plan(&topology, config, peers, true);
+        let mut engine = BgpEngine::new(&topology, peering, Timers::for_profile(timers), &settings);
+        let pools = vec![ExportPool {
+            cidr: cidr("10.244.0.0/16"),
+            disable_bgp_export: false,
+        }];
+        let mut net = Net {
+            topology,
+            engine: BgpEngine::new(
+                &Topology::default(),
+                Peering::default(),
+                Timers::for_profile(timers),
+                &settings,
+            ),
+            queue: BinaryHeap::new(),
+            seq: 0,
+            now: SimTime::ZERO,
+            handled: 0,
+            log: Vec::new(),
+        };
+        let evs = engine.set_pools(SimTime::ZERO, pools);
+        net.engine = engine;
+        net.push(evs);
+        let evs = net.engine.start(SimTime::ZERO);
+        net.push(evs);
+        net
+    }
+
+    fn push(&mut self, events: Scheduled) {
+        for (t, e) in events {
+            assert!(t >= self.now, "the engine scheduled {e:?} in the past");
+            self.queue.push(Reverse((t, self.seq, e)));
+            self.seq += 1;
+        }
+    }
+
+    /// Handles every event up to and including `until`; then the clock reads `until`.
+    fn run_until(&mut self, until: SimTime) {
+        while let Some(Reverse((t, _, _))) = self.queue.peek() {
+            if *t > until {
+                break;
+            }
+            let Reverse((t, _, e)) = self.queue.pop().unwrap();
+            self.now = t;
+            let evs = self.engine.handle(t, e);
+            self.handled += 1;
+            self.push(evs);
+        }
+        self.now = until;
+        self.log.extend(self.engine.log());
+    }
+
+    /// Runs until nothing is left (bounded, so a livelock fails the test).
+    fn settle(&mut self) {
+        while let Some(Reverse((t, _, _))) = self.queue.peek() {
+            let t = *t;
+            assert!(t < secs(100_000), "the network never settles");
+            self.run_until(t);
+        }
+    }
+
+    fn dev(&self, name: &str) -> DeviceId {
+        self.topology.device_by_name(name).expect(name)
+    }
+
+    fn originate(&mut self, node: &str, prefix: &str) {
+        let d = self.dev(node);
+        let evs = self.engine.originate(self.now, d, cidr(prefix));
+        self.push(evs);
+    }
+
+    fn best(&self, node: &str, prefix: &str) -> Option<BestRoute> {
+        self.engine
+            .best_routes(self.dev(node))
+            .into_iter()
+            .find(|r| r.prefix == cidr(prefix))
+    }
+
+    fn entry(&self, node: &str, prefix: &str) -> Option<RibEntry> {
+        self.engine
+            .loc_rib(self.dev(node))
+            .into_iter()
+            .find(|r| r.prefix == cidr(prefix))
+    }
+
+    fn next_hop_name(&self, node: &str, prefix: &str) -> Option<String> {
+        let r = self.best(node, prefix)?;
+        Some(self.topology.device(r.next_hop_device?).name.clone())
+    }
+
+    fn session_between(&self, a: &str, b: &str) -> &Session {
+        let (a, b) = (self.dev(a), self.dev(b));
+        self.engine
+            .sessions()
+            .find(|s| {
+                let ends: Vec<DeviceId> = std::iter::once(s.a)
+                    .chain(s.b)
+                    .map(|x| self.engine.speakers()[x.index()].device)
+                    .collect();
+                ends.contains(&a) && ends.contains(&b)
+            })
+            .expect("a session between them")
+    }
+}
+
+fn no_mesh() -> BgpConfig {
+    BgpConfig {
+        as_number: 64512,
+        node_to_node_mesh: false,
+    }
+}
+
+fn block(r: usize, i: usize) -> String {
+    format!("10.244.{}.0/26", r * 16 + i)
+}
+
+#[test]
+fn a_mesh_of_n_nodes_has_n_choose_2_sessions_and_converges() {
+    for n in [2usize, 5, 8] {
+        let t = topology(
+            &[RackSpec {
+                nodes: n,
+                node_bgp: plain,
+            }],
+            false,
+        );
+        let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
+        assert_eq!(net.engine.sessions().count(), n * (n - 1) / 2);
+        for i in 0..n {
+            net.originate(&format!("r0n{i}"), &block(0, i));
+        }
+        net.settle();
+        assert_eq!(net.engine.established_sessions(), n * (n - 1) / 2);
+        for i in 0..n {
+            let node = format!("r0n{i}");
+            assert_eq!(net.engine.rib_size(net.dev(&node)), n);
+            for j in 0..n {
+                let owner = format!("r0n{j}");
+                let expected = if i == j { node.clone() } else { owner.clone() };
+                assert_eq!(net.next_hop_name(&node, &block(0, j)), Some(expected));
+            }
+        }
+        // Sessions come up one connect delay plus one round trip after the start.
+        let up = net
+            .log
+            .iter()
+            .find(|e| e.kind == BgpLogKind::SessionEstablished)
+            .unwrap();
+        assert_eq!(
+            up.time,
+            secs(1) + SimDuration::from_micros(40),
+            "connect delay 1s + RTT 2 × 20us"
+        );
+        // Every node sent its block once to each peer, in one UPDATE per session.
+        assert_eq!(net.engine.total_updates() as usize, n * (n - 1));
+    }
+}
+
+#[test]
+fn changes_decided_in_one_instant_leave_in_one_update_per_peer() {
+    let t = topology(
+        &[RackSpec {
+            nodes: 3,
+            node_bgp: plain,
+        }],
+        false,
+    );
+    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
+    net.run_until(secs(5));
+    let before = net.engine.total_updates();
+    net.originate("r0n0", "10.244.0.0/26");
+    net.originate("r0n0", "10.244.0.64/26");
+    net.originate("r0n0", "10.244.1.5/32");
+    net.settle();
+    assert_eq!(
+        net.engine.total_updates() - before,
+        2,
+        "one UPDATE to each of 2 peers"
+    );
+    let update = net
+        .log
+        .iter()
+        .find(|e| e.kind == BgpLogKind::Update)
+        .unwrap();
+    assert_eq!(
+        update.outcome,
+        "announce 10.244.0.0/26 10.244.0.64/26 10.244.1.5/32"
+    );
+}
+
+/// Route reflector test bed. `same_cluster`: r0n0..r0n2 reflect for cluster 1.1.1.1;
+/// otherwise r0n0 and r0n1 reflect for clusters 1.1.1.1 and 1.1.1.2. The other nodes are
+/// clients; every node peers with every reflector.
+fn reflected(nodes: usize, same_cluster: bool) -> Net {
+    fn one(_: usize, i: usize) -> NodeBgp {
+        NodeBgp {
+            route_reflector_cluster_id: (i < 3).then(|| Ipv4Addr::new(1, 1, 1, 1)),
+            ..NodeBgp::default()
+        }
+    }
+    fn two(_: usize, i: usize) -> NodeBgp {
+        NodeBgp {
+            route_reflector_cluster_id: (i < 2).then(|| Ipv4Addr::new(1, 1, 1, 1 + i as u8)),
+            ..NodeBgp::default()
+        }
+    }
+    let t = topology(
+        &[RackSpec {
+            nodes,
+            node_bgp: if same_cluster { one } else { two },
+        }],
+        false,
+    );
+    let mut to_rr = Peer::named("to-rr");
+    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird)
+}
+
+#[test]
+fn a_reflector_sends_client_routes_to_everyone_and_same_cluster_reflectors_drop_each_other() {
+    // r0n0..r0n2: reflectors of cluster 1.1.1.1; r0n3, r0n4: clients.
+    let mut net = reflected(5, true);
+    // 2 clients × 3 reflectors + 3 reflector pairs.
+    assert_eq!(net.engine.sessions().count(), 9);
+    let rr_rr = net.session_between("r0n0", "r0n1");
+    assert!(!rr_rr.reflector_client(), "same cluster: non-clients");
+    let client = net.session_between("r0n0", "r0n3");
+    // The client's BGPPeer created it: side 0 is the client, side 1 the reflector.
+    assert_eq!(client.reflects, [false, true]);
+    net.originate("r0n3", "10.244.3.0/26");
+    net.settle();
+    // The other client hears it from all three reflectors; all carry the originator and the
+    // cluster, so the lowest peer address decides.
+    let e = net.entry("r0n4", "10.244.3.0/26").unwrap();
+    assert_eq!(e.routes.len(), 3);
+    let best = &e.routes[0];
+    assert_eq!(
+        best.status,
+        RouteStatus::Best(BestBecause::Over(LostBecause::PeerAddress))
+    );
+    assert_eq!(best.from, Some(net.dev("r0n0")));
+    assert_eq!(best.attrs.originator_id, Some(ip("10.0.0.13")));
+    assert_eq!(best.attrs.cluster_list, [ip("1.1.1.1")]);
+    assert_eq!(net.next_hop_name("r0n4", "10.244.3.0/26").unwrap(), "r0n3");
+    // Reflectors of one cluster reject each other's reflections of it (RFC 4456 §8).
+    let e = net.entry("r0n1", "10.244.3.0/26").unwrap();
+    assert_eq!(e.routes.len(), 1, "only the client's own announcement");
+    assert!(net.log.iter().any(|l| {
+        l.kind == BgpLogKind::RouteRejected
+            && l.outcome
+                .contains("CLUSTER_LIST contains own cluster ID 1.1.1.1")
+    }));
+}
+
+#[test]
+fn a_reflector_sends_non_client_routes_to_clients_only() {
+    let mut net = reflected(5, true);
+    // r0n1 (a reflector, so a non-client of r0n0 and r0n2) originates a prefix.
+    net.originate("r0n1", "10.244.1.0/26");
+    net.settle();
+    // r0n0 learned it from a non-client: it passes it to its clients...
+    let e = net.entry("r0n3", "10.244.1.0/26").unwrap();
+    let froms: Vec<_> = e.routes.iter().map(|r| r.from).collect();
+    assert!(froms.contains(&Some(net.dev("r0n0"))));
+    // ...but not to the other non-client r0n2, which has it from r0n1 alone.
+    let e = net.entry("r0n2", "10.244.1.0/26").unwrap();
+    assert_eq!(e.routes.len(), 1);
+    assert_eq!(e.routes[0].from, Some(net.dev("r0n1")));
+}
+
+#[test]
+fn two_clusters_reflect_through_each_other_without_loops() {
+    // r0n0 in cluster 1.1.1.1, r0n1 in cluster 1.1.1.2: each is the other's client.
+    let t = topology(
+        &[RackSpec {
+            nodes: 4,
+            node_bgp: |_, i| NodeBgp {
+                route_reflector_cluster_id: (i < 2).then(|| Ipv4Addr::new(1, 1, 1, 1 + i as u8)),
+                ..NodeBgp::default()
+            },
+        }],
+        false,
+    );
+    // r0n2 peers with r0n0 only, r0n3 with r0n1 only; the reflectors peer with each other.
+    let mut p2 = Peer::named("n2-to-rr0");
+    p2.node = Some("r0n2".into());
+    p2.peer_ip = Some(ip("10.0.0.10"));
+    let mut p3 = Peer::named("n3-to-rr1");
+    p3.node = Some("r0n3".into());
+    p3.peer_ip = Some(ip("10.0.0.11"));
+    let mut rr = Peer::named("rr-to-rr");
+    rr.node = Some("r0n0".into());
+    rr.peer_ip = Some(ip("10.0.0.11"));
+    let mut net = Net::new(t, &no_mesh(), &[p2, p3, rr], TimerProfile::CalicoBird);
+    let s = net.session_between("r0n0", "r0n1");
+    assert_eq!(s.reflects, [true, true]);
+    net.originate("r0n2", "10.244.2.0/26");
+    net.originate("r0n3", "10.244.3.0/26");
+    net.settle();
+    let e = net.entry("r0n3", "10.244.2.0/26").unwrap();
+    assert_eq!(e.routes.len(), 1);
+    assert_eq!(
+        e.routes[0].attrs.cluster_list,
+        [ip("1.1.1.2"), ip("1.1.1.1")]
+    );
+    assert_eq!(e.routes[0].attrs.originator_id, Some(ip("10.0.0.12")));
+    let e = net.entry("r0n2", "10.244.3.0/26").unwrap();
+    assert_eq!(
+        e.routes[0].attrs.cluster_list,
+        [ip("1.1.1.1"), ip("1.1.1.2")]
+    );
+    // Nothing came back to a reflector carrying its own cluster (the settle() above also
+    // proves nothing circulates forever).
+    let e = net.entry("r0n0", "10.244.2.0/26").unwrap();
+    assert_eq!(e.routes.len(), 1);
+}
+
+/// AS per rack: nodes share their ToR's AS and peer with it (iBGP, the ToR reflects).
+fn as_per_rack_peers() -> Vec<Peer> {
+    (0..2)
+        .map(|r| {
+            let mut p = Peer::named(&format!("rack{r}-tor"));
+            p.node_selector = Some(Selector::parse(&format!("rack == 'r{r}'")).unwrap());
+            p.peer_ip = Some(IpAddr::from([10, r as u8, 0, 1]));
+            p.as_number = Some(65101 + r as u32);
+            p
+        })
+        .collect()
+}
+
+#[test]
+fn as_per_rack_carries_a_pod_block_across_racks_and_keeps_third_party_next_hops() {
+    let t = topology(
+        &[
+            RackSpec {
+                nodes: 2,
+                node_bgp: |r, _| NodeBgp {
+                    as_number: Some(65101 + r as u32),
+                    ..NodeBgp::default()
+                },
+            },
+            RackSpec {
+                nodes: 2,
+                node_bgp: |r, _| NodeBgp {
+                    as_number: Some(65101 + r as u32),
+                    ..NodeBgp::default()
+                },
+            },
+        ],
+        true,
+    );
+    let mut net = Net::new(
+        t,
+        &no_mesh(),
+        &as_per_rack_peers(),
+        TimerProfile::CalicoBird,
+    );
+    let s = net.session_between("r0n0", "tor-r0");
+    assert_eq!(s.session_type, SessionType::Ibgp);
+    assert!(s.reflector_client());
+    assert_eq!(
+        net.session_between("tor-r0", "spine-z-1").session_type,
+        SessionType::Ebgp
+    );
+    net.originate("r0n0", "10.244.0.0/26");
+    net.settle();
+    assert_eq!(net.engine.established_sessions(), 2 + 2 + 2);
+    // Across racks: through the fabric, next hop the local ToR.
+    let e = net.entry("r1n1", "10.244.0.0/26").unwrap();
+    assert_eq!(e.routes[0].attrs.as_path, [65100, 65101]);
+    assert_eq!(
+        net.next_hop_name("r1n1", "10.244.0.0/26").unwrap(),
+        "tor-r1"
+    );
+    // Within the rack: reflected by the ToR with the originating node as next hop.
+    let e = net.entry("r0n1", "10.244.0.0/26").unwrap();
+    assert_eq!(e.routes[0].attrs.next_hop, ip("10.0.0.10"));
+    assert_eq!(e.routes[0].attrs.originator_id, Some(ip("10.0.0.10")));
+    assert_eq!(e.routes[0].attrs.cluster_list, [ip("10.0.0.1")]);
+    assert_eq!(
+        net.next_hop_name("spine-z-1", "10.244.0.0/26").unwrap(),
+        "tor-r0"
+    );
+}
+
+#[test]
+fn as_per_node_carries_a_pod_block_over_ebgp_and_rejects_as_path_loops() {
+    let per_node = |r: usize, i: usize| NodeBgp {
+        // r0n0 and r1n1 share AS 64600: the route between them would loop.
+        as_number: Some(if (r, i) == (1, 1) {
+            64600
+        } else {
+            64600 + 10 * r as u32 + i as u32
+        }),
+        ..NodeBgp::default()
+    };
+    let t = topology(
+        &[
+            RackSpec {
+                nodes: 2,
+                node_bgp: per_node,
+            },
+            RackSpec {
+                nodes: 2,
+                node_bgp: per_node,
+            },
+        ],
+        true,
+    );
+    let mut net = Net::new(
+        t,
+        &no_mesh(),
+        &as_per_rack_peers(),
+        TimerProfile::CalicoBird,
+    );
+    assert_eq!(
+        net.session_between("r0n0", "tor-r0").session_type,
+        SessionType::Ebgp
+    );
+    net.originate("r0n0", "10.244.0.0/26");
+    net.settle();
+    let e = net.entry("r1n0", "10.244.0.0/26").unwrap();
+    assert_eq!(e.routes[0].attrs.as_path, [65102, 65100, 65101, 64600]);
+    assert_eq!(
+        net.next_hop_name("r1n0", "10.244.0.0/26").unwrap(),
+        "tor-r1"
+    );
+    // Same rack over eBGP: the ToR keeps the third-party next hop.
+    let e = net.entry("r0n1", "10.244.0.0/26").unwrap();
+    assert_eq!(e.routes[0].attrs.as_path, [65101, 64600]);
+    assert_eq!(net.next_hop_name("r0n1", "10.244.0.0/26").unwrap(), "r0n0");
+    // r1n1 is in AS 64600 too: the route is never sent to it.
+    assert!(net.entry("r1n1", "10.244.0.0/26").is_none());
+    assert!(net.best("tor-r1", "10.244.0.0/26").is_some());
+}
+
+#[test]
+fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
+    for (bfd, detect) in [
+        (None, SimDuration::from_secs(240)),
+        (Some(Bfd::DEFAULT), SimDuration::from_millis(1500)),
+    ] {
+        let t = topology(
+            &[RackSpec {
+                nodes: 3,
+                node_bgp: plain,
+            }],
+            false,
+        );
+        let s = BgpSettings { bfd, ..settings() };
+        let mut net = Net::with(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird, s);
+        net.originate("r0n2", "10.244.2.0/26");
+        net.run_until(secs(10));
+        assert!(net.best("r0n0", "10.244.2.0/26").is_some());
+        let d = net.dev("r0n2");
+        let evs = net.engine.speaker_down(net.now, d);
+        net.push(evs);
+        let just_before = secs(10) + SimDuration::from_nanos(detect.as_nanos() - 1);
+        net.run_until(just_before);
+        assert!(
+            net.best("r0n0", "10.244.2.0/26").is_some(),
+            "not yet detected"
+        );
+        assert_eq!(
+            net.session_between("r0n0", "r0n2").state,
+            SessionState::Established
+        );
+        net.run_until(secs(10) + detect);
+        assert!(
+            net.best("r0n0", "10.244.2.0/26").is_none(),
+            "detected at {detect}"
+        );
+        let s = net.session_between("r0n0", "r0n2");
+        assert_eq!(s.state, SessionState::Idle);
+        assert_eq!(s.reason.as_ref().unwrap().to_string(), "r0n2 is down");
+        // Nothing periodic is left: the down node's sessions wait for it.
+        net.settle();
+        assert!(net.queue.is_empty());
+        // Back up: sessions re-establish and the block is announced again.
+        let evs = net.engine.speaker_up(net.now, d);
+        net.push(evs);
+        net.settle();
+        assert_eq!(net.next_hop_name("r0n0", "10.244.2.0/26").unwrap(), "r0n2");
+        assert_eq!(net.engine.established_sessions(), 3);
+    }
+}
+
+#[test]
+fn a_borrowed_address_is_exported_by_the_borrower_and_the_owner_keeps_its_block() {
+    let t = topology(
+        &[RackSpec {
+            nodes: 3,
+            node_bgp: plain,
+        }],
+        false,
+    );
+    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
+    net.originate("r0n0", "10.244.0.0/26");
+    net.originate("r0n1", "10.244.0.64/26");
+    net.originate("r0n1", "10.244.0.5/32");
+    net.settle();
+    assert_eq!(net.next_hop_name("r0n2", "10.244.0.0/26").unwrap(), "r0n0");
+    assert_eq!(net.next_hop_name("r0n2", "10.244.0.5/32").unwrap(), "r0n1");
+    assert_eq!(net.next_hop_name("r0n0", "10.244.0.5/32").unwrap(), "r0n1");
+    let own = net.best("r0n0", "10.244.0.0/26").unwrap();
+    assert!(own.local);
+}
+
+#[test]
+fn a_reflector_owning_the_block_does_not_reflect_a_borrowed_address_inside_it() {
+    // REFERENCE §4.3 "derived": r0n0 reflects, owns 10.244.0.0/26; r0n1 borrowed .5 from it.
+    let t = topology(
+        &[RackSpec {
+            nodes: 3,
+            node_bgp: |_, i| NodeBgp {
+                route_reflector_cluster_id: (i == 0).then(|| Ipv4Addr::new(1, 1, 1, 1)),
+                ..NodeBgp::default()
+            },
+        }],
+        false,
+    );
+    let mut to_rr = Peer::named("to-rr");
+    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let mut net = Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird);
+    net.originate("r0n0", "10.244.0.0/26");
+    net.originate("r0n1", "10.244.0.5/32");
+    net.settle();
+    assert_eq!(net.next_hop_name("r0n0", "10.244.0.5/32").unwrap(), "r0n1");
+    assert!(
+        net.best("r0n2", "10.244.0.5/32").is_none(),
+        "filtered by the owner"
+    );
+    assert_eq!(net.next_hop_name("r0n2", "10.244.0.0/26").unwrap(), "r0n0");
+    // When the reflector releases the block, the /32 passes its filter again.
+    let d = net.dev("r0n0");
+    let evs = net.engine.withdraw(net.now, d, cidr("10.244.0.0/26"));
+    net.push(evs);
+    net.settle();
+    assert_eq!(net.next_hop_name("r0n2", "10.244.0.5/32").unwrap(), "r0n1");
+    assert!(net.best("r0n2", "10.244.0.0/26").is_none());
+}
+
+#[test]
+fn sessions_that_cannot_come_up_say_why() {
+    let t = topology(
+        &[
+            RackSpec {
+                nodes: 2,
+                node_bgp: plain,
+            },
+            RackSpec {
+                nodes: 1,
+                node_bgp: plain,
+            },
+        ],
+        false,
+    );
+    let mut mismatch = Peer::named("wrong-as");
+    mismatch.node = Some("r0n0".into());
+    mismatch.peer_ip = Some(ip("10.1.0.10"));
+    mismatch.as_number = Some(65001);
+    let mut nobody = Peer::named("nobody");
+    nobody.node = Some("r0n0".into());
+    nobody.peer_ip = Some(ip("10.0.0.250"));
+    let mut router = Peer::named("tor");
+    router.node = Some("r0n0".into());
+    router.peer_ip = Some(ip("10.0.0.1"));
+    let mut t2 = t.clone();
+    // Cut r0n1 off the segment before planning: its mesh sessions have no path.
+    let n1 = t2.device_by_name("r0n1").unwrap();
+    let tor = t2.device_by_name("tor-r0").unwrap();
+    let link = t2.link_between(n1, tor).unwrap();
+    t2.set_link_up(link, false);
+    let peering = plan(&t2, &no_mesh(), &[mismatch, nobody, router], true);
+    let reasons: Vec<String> = peering
+        .sessions
+        .iter()
+        .map(|s| s.reason.as_ref().map(|r| r.to_string()).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "BGPPeer wrong-as: asNumber 65001 but r1n0 is AS 64512",
+            "BGPPeer nobody: peerIP 10.0.0.250 belongs to no BGP speaker",
+            "BGPPeer tor: peerIP 10.0.0.1 is tor-r0, which does not speak BGP (topology.fabric.bgp is false)",
+        ]
+    );
+    let with_mesh = plan(&t2, &BgpConfig::default(), &[], true);
+    let cut = with_mesh
+        .sessions
+        .iter()
+        .find(|s| s.reason.is_some())
+        .unwrap();
+    assert_eq!(cut.reason, Some(IdleReason::NoUnderlayPath));
+    // Idle sessions with a permanent reason schedule nothing.
+    let mut engine = BgpEngine::new(
+        &t2,
+        peering,
+        Timers::for_profile(TimerProfile::CalicoBird),
+        &settings(),
+    );
+    assert!(engine.start(SimTime::ZERO).is_empty());
+    assert!(engine.sessions().all(|s| s.state == SessionState::Idle));
+    // The path comes back: the session connects at the next connect-retry tick.
+    let mut engine = BgpEngine::new(
+        &t2,
+        with_mesh,
+        Timers::for_profile(TimerProfile::CalicoBird),
+        &settings(),
+    );
+    let started = engine.start(SimTime::ZERO);
+    assert_eq!(started.len(), 1, "only r0n0–r1n0 can connect");
+    t2.set_link_up(link, true);
+    let evs = engine.link_changed(secs(10), &t2);
+    assert_eq!(evs.len(), 2);
+    assert!(evs.iter().all(|(t, _)| *t > secs(10) && *t < secs(13)));
+}
+
+#[test]
+fn a_fabric_link_down_drops_its_session_at_once_and_routes_move() {
+    let per_node = |r: usize, i: usize| NodeBgp {
+        as_number: Some(64600 + 10 * r as u32 + i as u32),
+        ..NodeBgp::default()
+    };
+    let t = topology(
+        &[
+            RackSpec {
+                nodes: 1,
+                node_bgp: per_node,
+            },
+            RackSpec {
+                nodes: 1,
+                node_bgp: per_node,
+            },
+        ],
+        true,
+    );
+    let mut net = Net::new(
+        t,
+        &no_mesh(),
+        &as_per_rack_peers(),
+        TimerProfile::CalicoBird,
+    );
+    net.originate("r0n0", "10.244.0.0/26");
+    net.run_until(secs(5));
+    assert!(net.best("r1n0", "10.244.0.0/26").is_some());
+    let (tor, spine) = (net.dev("tor-r0"), net.dev("spine-z-1"));
+    let link = net.topology.link_between(tor, spine).unwrap();
+    net.topology.set_link_up(link, false);
+    let topo = net.topology.clone();
+    let evs = net.engine.link_changed(net.now, &topo);
+    net.push(evs);
+    assert_eq!(
+        net.session_between("tor-r0", "spine-z-1").state,
+        SessionState::Idle
+    );
+    net.run_until(secs(6));
+    assert!(
+        net.best("r1n0", "10.244.0.0/26").is_none(),
+        "withdrawn through the fabric"
+    );
+    // The node sessions are multihop and the nodes are still joined by their segments.
+    assert_eq!(
+        net.session_between("r0n0", "tor-r0").state,
+        SessionState::Established
+    );
+}
+
+#[test]
+fn a_busy_reflector_processes_one_message_at_a_time() {
+    let mut net = reflected(9, true);
+    net.run_until(secs(5));
+    for i in 3..9 {
+        net.originate(&format!("r0n{i}"), &format!("10.244.{i}.0/26"));
+    }
+    net.settle();
+    // Six one-prefix UPDATEs reach r0n0 at the same instant; the last is processed six
+    // processing times (22us each) after arrival, so r0n0's last change is 132us after it.
+    let arrival = secs(5) + SimDuration::from_micros(20);
+    let last = net
+        .log
+        .iter()
+        .filter(|e| e.kind == BgpLogKind::BestPathChanged && e.subject == "r0n0")
+        .map(|e| e.time)
+        .max()
+        .unwrap();
+    assert_eq!(last, arrival + SimDuration::from_micros(6 * 22));
+}
+
+#[test]
+fn mrai_holds_announcements_but_not_withdrawals() {
+    let t = topology(
+        &[RackSpec {
+            nodes: 2,
+            node_bgp: plain,
+        }],
+        false,
+    );
+    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::Rfc4271);
+    net.run_until(secs(1));
+    net.originate("r0n0", "10.244.0.0/26");
+    net.run_until(secs(2));
+    assert!(
+        net.best("r0n1", "10.244.0.0/26").is_some(),
+        "first announcement goes at once"
+    );
+    net.originate("r0n0", "10.244.0.64/26");
+    net.run_until(secs(5));
+    assert!(
+        net.best("r0n1", "10.244.0.64/26").is_none(),
+        "held by the 5s iBGP MRAI"
+    );
+    net.run_until(secs(7));
+    assert!(net.best("r0n1", "10.244.0.64/26").is_some());
+    let d = net.dev("r0n0");
+    let evs = net.engine.withdraw(net.now, d, cidr("10.244.0.0/26"));
+    net.push(evs);
+    net.run_until(secs(8));
+    assert!(
+        net.best("r0n1", "10.244.0.0/26").is_none(),
+        "withdrawals are not held"
+    );
+}
+
+fn scripted_run() -> (Vec<BgpLogEntry>, usize) {
+    let mut net = reflected(7, false);
+    for i in 3..7 {
+        net.originate(&format!("r0n{i}"), &format!("10.244.{i}.0/26"));
+    }
+    net.run_until(secs(3));
+    let d = net.dev("r0n4");
+    let evs = net.engine.speaker_down(net.now, d);
+    net.push(evs);
+    net.settle();
+    (net.log, net.handled)
+}
+
+#[test]
+fn the_same_inputs_give_the_same_log() {
+    let (a, na) = scripted_run();
+    let (b, nb) = scripted_run();
+    assert!(a.len() > 20);
+    assert_eq!(na, nb);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_300_node_mesh_converges() {
+    let t = topology(
+        &[
+            RackSpec {
+                nodes: 100,
+                node_bgp: plain,
+            },
+            RackSpec {
+                nodes: 100,
+                node_bgp: plain,
+            },
+            RackSpec {
+                nodes: 100,
+                node_bgp: plain,
+            },
+        ],
+        false,
+    );
+    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
+    net.engine.set_log_options(LogOptions {
+        updates: false,
+        routes: false,
+        rib_changes: false,
+    });
+    assert_eq!(net.engine.sessions().count(), 300 * 299 / 2);
+    for r in 0..3 {
+        for i in 0..100 {
+            net.originate(&format!("r{r}n{i}"), &format!("10.{}.{}.0/24", 100 + r, i));
+        }
+    }
+    net.settle();
+    assert_eq!(net.engine.rib_size(net.dev("r2n99")), 300);
+    assert_eq!(net.engine.total_updates(), 300 * 299);
+}
