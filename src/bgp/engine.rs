@@ -45,7 +45,8 @@ use crate::model::network::BgpSettings;
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, Topology};
 
-/// An UPDATE in flight, by creation order.
+/// An UPDATE in flight: a slot reused once the message is delivered (slots are taken
+/// lowest-free-first, so ids are deterministic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UpdateId(pub u64);
 
@@ -263,6 +264,9 @@ struct SessionRt {
     mrai_armed: [bool; 2],
     /// Per side, for announcements held by MRAI: what the peer currently has.
     held: [BTreeMap<PrefixId, Option<Attrs>>; 2],
+    /// Per side, when the last UPDATE sent arrives: a session is a TCP stream, so a later
+    /// message never overtakes an earlier one even if the path got shorter.
+    last_arrival: [SimTime; 2],
 }
 
 const VISIT_EBGP: u8 = 1;
@@ -284,8 +288,9 @@ pub struct BgpEngine {
     timers: Timers,
     settings: BgpSettings,
     underlay: Underlay,
-    in_flight: HashMap<UpdateId, (u32, Update)>,
-    next_update: u64,
+    /// UPDATEs in flight with the session epoch they were sent in, by slot.
+    in_flight: Vec<Option<(u32, Update)>>,
+    free_slots: Vec<u64>,
     options: LogOptions,
     log: Vec<BgpLogEntry>,
     rib_changes: Vec<RibChange>,
@@ -343,8 +348,8 @@ impl BgpEngine {
             timers,
             settings: *settings,
             underlay: Underlay::new(topology),
-            in_flight: HashMap::new(),
-            next_update: 0,
+            in_flight: Vec::new(),
+            free_slots: Vec::new(),
             options: LogOptions::default(),
             log: Vec::new(),
             rib_changes: Vec::new(),
@@ -826,7 +831,10 @@ impl BgpEngine {
 
     /// An UPDATE still in flight (for logging a `Deliver`).
     pub fn update(&self, id: UpdateId) -> Option<&Update> {
-        self.in_flight.get(&id).map(|(_, u)| u)
+        self.in_flight
+            .get(id.0 as usize)
+            .and_then(|slot| slot.as_ref())
+            .map(|(_, u)| u)
     }
 
     pub fn prefix(&self, id: PrefixId) -> IpNet {
@@ -880,6 +888,7 @@ impl BgpEngine {
         r.idle_since = now;
         r.held = Default::default();
         r.mrai_armed = [false; 2];
+        r.last_arrival = [SimTime::ZERO; 2];
     }
 
     /// Starts connecting `x` so that it is established at `at` plus one round trip, if both
@@ -1143,9 +1152,14 @@ impl BgpEngine {
         id: UpdateId,
         out: &mut Scheduled,
     ) {
-        let Some((_, update)) = self.in_flight.remove(&id) else {
+        let Some((_, update)) = self
+            .in_flight
+            .get_mut(id.0 as usize)
+            .and_then(|slot| slot.take())
+        else {
             return;
         };
+        self.free_slots.push(id.0);
         if self.srt[x.index()].epoch != epoch {
             return;
         }
@@ -1211,7 +1225,19 @@ impl BgpEngine {
                     },
                 ));
             }
-            None => r.processing = false,
+            None => {
+                r.processing = false;
+                if !r.dirty.is_empty() && !r.flush_scheduled {
+                    r.flush_scheduled = true;
+                    out.push((
+                        now,
+                        BgpEvent::Flush {
+                            speaker: s,
+                            incarnation,
+                        },
+                    ));
+                }
+            }
         }
     }
 
@@ -1406,15 +1432,17 @@ impl BgpEngine {
             .rib
             .destinations
             .get(&p)
-            .and_then(|d| d.advertised.clone());
+            .and_then(|d| d.advertised.as_deref().cloned());
         if Advertised::same(&old, &new) {
             return;
         }
         let mask = self.visit_mask(s, &old) | self.visit_mask(s, &new);
         if self.masked_lists(s, mask) == 0 {
+            // No session could see either version: every peer's view is "nothing" before
+            // and after, which `None` records without keeping a copy.
             let rib = &mut self.rt[s.index()].rib;
             if let Some(d) = rib.destinations.get_mut(&p) {
-                d.advertised = new;
+                d.advertised = None;
                 if d.is_empty() {
                     rib.destinations.remove(&p);
                 }
@@ -1423,7 +1451,11 @@ impl BgpEngine {
         }
         let r = &mut self.rt[s.index()];
         r.dirty.insert(p);
-        if !r.flush_scheduled {
+        // A speaker with more messages waiting sends once it has worked through them (BIRD
+        // exports after its event loop drains its input), so a burst leaves as one UPDATE
+        // per peer; `on_process_next` schedules the flush when the queue empties.
+        let busy = r.processing && !r.inbox.is_empty();
+        if !r.flush_scheduled && !busy {
             r.flush_scheduled = true;
             out.push((
                 now,
@@ -1473,10 +1505,10 @@ impl BgpEngine {
         s: SpeakerId,
         x: SessionId,
         side: usize,
-        adv: &Option<Advertised>,
+        adv: Option<&Advertised>,
         memo: &mut Vec<(ExportKey, Attrs)>,
     ) -> Option<Attrs> {
-        let adv = adv.as_ref().filter(|a| a.exportable)?;
+        let adv = adv.filter(|a| a.exportable)?;
         let me = &self.speakers[s.index()];
         let learned_on = match adv.source {
             RouteSource::Local => None,
@@ -1525,14 +1557,19 @@ impl BgpEngine {
                 .rib
                 .destinations
                 .get(&p)
-                .and_then(|d| d.advertised.clone());
+                .and_then(|d| d.advertised.as_deref().cloned());
             if Advertised::same(&old, &new) {
                 continue;
             }
             {
+                let nowhere = self.masked_lists(s, self.visit_mask(s, &new)) == 0;
                 let rib = &mut self.rt[s.index()].rib;
                 let d = rib.destinations.entry(p).or_default();
-                d.advertised = new.clone();
+                d.advertised = if nowhere {
+                    None
+                } else {
+                    new.clone().map(Box::new)
+                };
                 if d.is_empty() {
                     rib.destinations.remove(&p);
                 }
@@ -1555,8 +1592,8 @@ impl BgpEngine {
                 let Some(side) = self.sessions[x.index()].side_of(s) else {
                     continue;
                 };
-                let e_old = self.export_one(s, x, side, &old, &mut memo_old);
-                let e_new = self.export_one(s, x, side, &new, &mut memo_new);
+                let e_old = self.export_one(s, x, side, old.as_ref(), &mut memo_old);
+                let e_new = self.export_one(s, x, side, new.as_ref(), &mut memo_new);
                 self.queue_change(now, x, side, p, e_old, e_new, &mut batches, out);
             }
         }
@@ -1639,8 +1676,8 @@ impl BgpEngine {
                 .rib
                 .destinations
                 .get(&p)
-                .and_then(|d| d.advertised.clone());
-            let now_view = self.export_one(s, x, side, &adv, &mut Vec::new());
+                .and_then(|d| d.advertised.as_deref().cloned());
+            let now_view = self.export_one(s, x, side, adv.as_ref(), &mut Vec::new());
             if same_attrs(&peer_view, &now_view) {
                 continue;
             }
@@ -1657,9 +1694,24 @@ impl BgpEngine {
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
         let mut batch = Batch::default();
-        for (p, d) in &self.rt[s.index()].rib.destinations {
-            if let Some(a) = self.export_one(s, x, side, &d.advertised, &mut Vec::new()) {
-                batch.announced.push((*p, a));
+        let r = &self.rt[s.index()];
+        // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
+        // own prefixes can go, which spares a full-mesh node a walk of its whole table.
+        let own_only = r.clients.is_empty() && r.ebgp.is_empty();
+        let mut add = |p: PrefixId, adv: Option<&Advertised>| {
+            if let Some(a) = self.export_one(s, x, side, adv, &mut Vec::new()) {
+                batch.announced.push((p, a));
+            }
+        };
+        if own_only {
+            for p in &r.originated {
+                if let Some(d) = r.rib.destinations.get(p) {
+                    add(*p, d.advertised.as_deref());
+                }
+            }
+        } else {
+            for (p, d) in &r.rib.destinations {
+                add(*p, d.advertised.as_deref());
             }
         }
         self.send(now, s, x, batch, out);
@@ -1686,6 +1738,8 @@ impl BgpEngine {
             r.mrai_until[side] = now + mrai;
         }
         let epoch = r.epoch;
+        let arrival = (now + latency).max(r.last_arrival[side]);
+        r.last_arrival[side] = arrival;
         let update = Update {
             session: x,
             from: s,
@@ -1699,13 +1753,20 @@ impl BgpEngine {
             let outcome = self.describe_update(&update);
             self.note(now, BgpLogKind::Update, subject, outcome);
         }
-        let id = UpdateId(self.next_update);
-        self.next_update += 1;
-        self.in_flight.insert(id, (epoch, update));
+        let id = match self.free_slots.pop() {
+            Some(slot) => {
+                self.in_flight[slot as usize] = Some((epoch, update));
+                UpdateId(slot)
+            }
+            None => {
+                self.in_flight.push(Some((epoch, update)));
+                UpdateId(self.in_flight.len() as u64 - 1)
+            }
+        };
         self.rt[s.index()].sent += 1;
         self.total_updates += 1;
         out.push((
-            now + latency,
+            arrival,
             BgpEvent::Deliver {
                 session: x,
                 epoch,

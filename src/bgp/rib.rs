@@ -200,8 +200,9 @@ impl Advertised {
 pub struct Destination {
     /// Candidates sorted by source (local first, then by session).
     pub routes: Vec<Route>,
-    /// The route last advertised to peers (`None`: nothing was).
-    pub advertised: Option<Advertised>,
+    /// The route last advertised to peers (`None`: nothing was, or nobody could receive
+    /// it). Boxed: most destinations of most speakers never hold one.
+    pub advertised: Option<Box<Advertised>>,
 }
 
 impl Destination {

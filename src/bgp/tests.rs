@@ -117,7 +117,7 @@ impl Net {
         let peering = plan(&topology, config, peers, true);
         let mut engine = BgpEngine::new(&topology, peering, Timers::for_profile(timers), &settings);
         let pools = vec![ExportPool {
-            cidr: cidr("10.244.0.0/16"),
+            cidr: cidr("10.240.0.0/12"),
             disable_bgp_export: false,
         }];
         let mut net = Net {
@@ -766,10 +766,9 @@ fn a_fabric_link_down_drops_its_session_at_once_and_routes_move() {
     let topo = net.topology.clone();
     let evs = net.engine.link_changed(net.now, &topo);
     net.push(evs);
-    assert_eq!(
-        net.session_between("tor-r0", "spine-z-1").state,
-        SessionState::Idle
-    );
+    let s = net.session_between("tor-r0", "spine-z-1");
+    assert_eq!(s.state, SessionState::Idle);
+    assert_eq!(s.reason, Some(IdleReason::LinkDown));
     net.run_until(secs(6));
     assert!(
         net.best("r1n0", "10.244.0.0/26").is_none(),
@@ -786,6 +785,8 @@ fn a_fabric_link_down_drops_its_session_at_once_and_routes_move() {
 fn a_busy_reflector_processes_one_message_at_a_time() {
     let mut net = reflected(9, true);
     net.run_until(secs(5));
+    let rr = net.dev("r0n0");
+    let sent_before = net.engine.updates_sent(rr);
     for i in 3..9 {
         net.originate(&format!("r0n{i}"), &format!("10.244.{i}.0/26"));
     }
@@ -801,6 +802,8 @@ fn a_busy_reflector_processes_one_message_at_a_time() {
         .max()
         .unwrap();
     assert_eq!(last, arrival + SimDuration::from_micros(6 * 22));
+    // It sends once its queue is empty: one UPDATE to each of its 8 peers for the burst.
+    assert_eq!(net.engine.updates_sent(rr) - sent_before, 8);
 }
 
 #[test]
@@ -894,4 +897,94 @@ fn a_300_node_mesh_converges() {
     net.settle();
     assert_eq!(net.engine.rib_size(net.dev("r2n99")), 300);
     assert_eq!(net.engine.total_updates(), 300 * 299);
+}
+
+/// `cargo test --lib bgp::tests::scale -- --ignored --nocapture`: the sizes.
+#[test]
+#[ignore]
+fn scale_1000_node_mesh_cold_start() {
+    let racks: Vec<RackSpec> = (0..10)
+        .map(|_| RackSpec {
+            nodes: 100,
+            node_bgp: plain,
+        })
+        .collect();
+    let t = topology(&racks, false);
+    let clock = std::time::Instant::now();
+    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
+    net.engine.set_log_options(LogOptions {
+        updates: false,
+        routes: false,
+        rib_changes: false,
+    });
+    eprintln!("plan + start: {:?}", clock.elapsed());
+    assert_eq!(net.engine.sessions().count(), 499_500);
+    for r in 0..10 {
+        for i in 0..100 {
+            net.originate(&format!("r{r}n{i}"), &format!("10.{}.{}.0/26", 100 + r, i));
+        }
+    }
+    net.settle();
+    eprintln!(
+        "converged: {:?}, {} events, {} updates, last change at {}",
+        clock.elapsed(),
+        net.handled,
+        net.engine.total_updates(),
+        net.engine.last_rib_change()
+    );
+    assert_eq!(net.engine.rib_size(net.dev("r9n99")), 1000);
+}
+
+#[test]
+#[ignore]
+fn scale_5000_nodes_3_reflectors() {
+    fn rr(r: usize, i: usize) -> NodeBgp {
+        NodeBgp {
+            route_reflector_cluster_id: (r == 0 && i < 3).then(|| Ipv4Addr::new(1, 1, 1, 1)),
+            ..NodeBgp::default()
+        }
+    }
+    let racks: Vec<RackSpec> = (0..50)
+        .map(|_| RackSpec {
+            nodes: 100,
+            node_bgp: rr,
+        })
+        .collect();
+    let t = topology(&racks, false);
+    let clock = std::time::Instant::now();
+    let mut to_rr = Peer::named("to-rr");
+    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let mut net = Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird);
+    net.engine.set_log_options(LogOptions {
+        updates: false,
+        routes: false,
+        rib_changes: false,
+    });
+    eprintln!("plan + start: {:?}", clock.elapsed());
+    // Two blocks per node: 10^4 prefixes.
+    for r in 0..50 {
+        for i in 0..100 {
+            for b in 0..2 {
+                let n = (r * 100 + i) * 2 + b;
+                net.originate(
+                    &format!("r{r}n{i}"),
+                    &format!(
+                        "10.{}.{}.{}/26",
+                        240 + n / 1024,
+                        (n / 4) % 256,
+                        (n % 4) * 64
+                    ),
+                );
+            }
+        }
+    }
+    net.settle();
+    eprintln!(
+        "converged: {:?}, {} events, {} updates, last change at {}",
+        clock.elapsed(),
+        net.handled,
+        net.engine.total_updates(),
+        net.engine.last_rib_change()
+    );
+    assert_eq!(net.engine.rib_size(net.dev("r49n99")), 10_000);
 }
