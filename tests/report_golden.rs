@@ -41,12 +41,19 @@ fn render(file: &Path) -> Rendered {
     let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last)
         .unwrap_or_else(|m| panic!("{}: {m:?}", file.display()));
     let report = Report::new(&s, &outcome, results);
-    let charts = charts::render(&ChartInputs::new(&report, &outcome.pool_usage));
+    let updates = podnet::report::bgp_update_series(&outcome.log);
+    let rib_sizes = report.rib_sizes();
+    let mut inputs = ChartInputs::new(&report, &outcome.pool_usage);
+    if report.bgp.is_some() {
+        inputs.bgp_updates = Some(&updates);
+        inputs.rib_sizes = Some(&rib_sizes);
+    }
+    let charts = charts::render(&inputs);
     Rendered {
         md: markdown::render(&report, &charts, report.unreachable.as_deref()),
         html: html::render(&report, &charts, report.unreachable.as_deref()),
         events: events_jsonl(&outcome.log),
-        dot: dot::render(&outcome.world.topology, &[]),
+        dot: dot::render(&outcome.world.topology, &report.session_edges()),
         charts,
     }
 }
@@ -170,6 +177,11 @@ fn empty_report() -> Report {
             reachable_pairs: None,
             pod_pairs: None,
             max_fib_routes: None,
+            bgp_sessions: None,
+            bgp_sessions_established: None,
+            bgp_updates: None,
+            convergence_time_us: None,
+            max_rib_routes: None,
         },
         topology: TopologySummary {
             zones: 0,
@@ -183,6 +195,7 @@ fn empty_report() -> Report {
         pools: Vec::new(),
         nodes: Vec::new(),
         pods: Vec::new(),
+        bgp: None,
         unreachable: None,
         expectations: Vec::new(),
         warnings: Vec::new(),

@@ -649,6 +649,7 @@ mod tests {
             pods,
             blocks: Vec::new(),
             borrowed_ips: 0,
+            rib_routes: None,
             fib_routes: None,
         }
     }

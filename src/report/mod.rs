@@ -20,7 +20,7 @@ use crate::model::topology::DeviceKind;
 use crate::model::workload::PodStatus;
 use crate::scenario::Scenario;
 use crate::sim::expect::ExpectationResult;
-use crate::sim::snapshot::{NodeRow, PodRow, PoolRow};
+use crate::sim::snapshot::{NodeRow, PodRow, PoolRow, SessionRow};
 use crate::sim::{LogEntry, Outcome};
 use unreachable::{PairExample, UnreachableGroup};
 
@@ -38,12 +38,20 @@ pub struct Report {
     pub pools: Vec<PoolRow>,
     pub nodes: Vec<NodeRow>,
     pub pods: Vec<PodRow>,
+    /// BGP sessions, when anything speaks BGP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bgp: Option<BgpSection>,
     /// Unreachable ordered pod pairs grouped by (reason, where they stopped); absent when
     /// forwarding is not simulated for this scenario.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreachable: Option<Vec<UnreachableGroup>>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BgpSection {
+    pub sessions: Vec<SessionRow>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -68,6 +76,17 @@ pub struct Summary {
     pub pod_pairs: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_fib_routes: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bgp_sessions: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bgp_sessions_established: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bgp_updates: Option<u64>,
+    /// SPEC §2.6 `convergedWithin` at the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence_time_us: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rib_routes: Option<usize>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -139,6 +158,11 @@ impl Report {
                 reachable_pairs: reach.as_ref().map(|r| r.reachable),
                 pod_pairs: reach.as_ref().map(|r| r.pairs),
                 max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),
+                bgp_sessions: last.bgp.as_ref().map(|b| b.sessions.len()),
+                bgp_sessions_established: last.bgp.as_ref().map(|b| b.sessions_established),
+                bgp_updates: last.bgp.as_ref().map(|b| b.updates),
+                convergence_time_us: last.bgp.as_ref().map(|b| b.converged_within_us),
+                max_rib_routes: last.nodes.iter().filter_map(|n| n.rib_routes).max(),
             },
             topology: TopologySummary {
                 zones: topo.zones.len(),
@@ -156,6 +180,9 @@ impl Report {
             pools: last.pools.clone(),
             nodes: last.nodes.clone(),
             pods: last.pods.clone(),
+            bgp: last.bgp.as_ref().map(|b| BgpSection {
+                sessions: b.sessions.clone(),
+            }),
             unreachable,
             expectations,
             warnings,
@@ -219,6 +246,56 @@ impl Report {
             ));
         }
         out
+    }
+}
+
+/// BGP UPDATEs sent over time, as (time in µs, count), from the event log.
+pub fn bgp_update_series(log: &[LogEntry]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for e in log.iter().filter(|e| e.kind == "update") {
+        match out.last_mut() {
+            Some((t, n)) if *t == e.time_us => *n += 1,
+            _ => out.push((e.time_us, 1)),
+        }
+    }
+    out
+}
+
+impl Report {
+    /// Loc-RIB sizes of the nodes that speak BGP.
+    pub fn rib_sizes(&self) -> Vec<(String, u64)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.rib_routes.map(|r| (n.name.clone(), r as u64)))
+            .collect()
+    }
+
+    /// BGP sessions as `topology.dot` draws them.
+    pub fn session_edges(&self) -> Vec<dot::SessionEdge> {
+        let Some(bgp) = &self.bgp else {
+            return Vec::new();
+        };
+        bgp.sessions
+            .iter()
+            .map(|s| {
+                // DOT marks `b` as the client of `a`: put the reflector first.
+                let (a, b) = match &s.reflector {
+                    Some(r) if *r == s.b => (s.b.clone(), s.a.clone()),
+                    _ => (s.a.clone(), s.b.clone()),
+                };
+                dot::SessionEdge {
+                    a,
+                    b,
+                    kind: if s.session_type == "ebgp" {
+                        dot::SessionKind::Ebgp
+                    } else {
+                        dot::SessionKind::Ibgp
+                    },
+                    reflector_client: s.reflector.is_some(),
+                    established: s.state == "Established",
+                }
+            })
+            .collect()
     }
 }
 

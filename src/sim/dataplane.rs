@@ -6,7 +6,6 @@
 //! to [`crate::forwarding::Dataplane::builder`]. Routes common to every node go into one
 //! shared table, so a 5,000-node cluster does not hold 5,000 copies of it.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
@@ -16,23 +15,9 @@ use super::addressing::Addressing;
 use crate::forwarding::{Attachment, Dataplane, PodKey};
 use crate::model::topology::DeviceId;
 
-/// The routes a control plane installed, as (prefix, next-hop address).
-pub enum Learned<'a> {
-    /// No control plane (Spiderpool pods live on their segments).
-    Nothing,
-    /// The same routes on every node (Felix with the VXLAN backend): each node uses the
-    /// shared table and withholds its own prefixes.
-    SameEverywhere(&'a BTreeMap<IpNet, IpAddr>),
-    /// Each speaker's own best routes; `common` is the table most nodes hold, stored once.
-    PerDevice {
-        common: Vec<(IpNet, IpAddr)>,
-        routes: &'a dyn Fn(DeviceId) -> Vec<(IpNet, IpAddr)>,
-        speakers: Vec<DeviceId>,
-    },
-}
-
-/// The dataplane of the world as it is now.
-pub fn build(world: &World, learned: Learned<'_>) -> Dataplane {
+/// The dataplane of the world as it is now: Felix's routes on every node (VXLAN backend),
+/// and each BGP speaker's best routes (nodes with BIRD, routers when the fabric speaks BGP).
+pub fn build(world: &World) -> Dataplane {
     let topology = &world.topology;
     let mut builder = Dataplane::builder(topology);
     // Pools decide encapsulation (Calico only).
@@ -63,28 +48,42 @@ pub fn build(world: &World, learned: Learned<'_>) -> Dataplane {
         };
         builder.pod(PodKey(pod.id.0), address.ip, node, attachment);
     }
-    match learned {
-        Learned::Nothing => {}
-        Learned::SameEverywhere(routes) => {
-            let table = builder.shared_table(routes.iter().map(|(p, nh)| (*p, *nh)));
-            for (_, node) in topology.live_nodes() {
-                builder.use_shared(node.device, table);
-                for (prefix, next_hop) in routes {
-                    if *next_hop == node.ip {
-                        builder.withhold(node.device, *prefix);
-                    }
+    if let Some(routes) = &world.control.felix {
+        let table = builder.shared_table(routes.iter().map(|(p, nh)| (*p, *nh)));
+        for (_, node) in topology.live_nodes() {
+            builder.use_shared(node.device, table);
+            for (prefix, next_hop) in routes {
+                if *next_hop == node.ip {
+                    builder.withhold(node.device, *prefix);
                 }
             }
         }
-        Learned::PerDevice {
-            common,
-            routes,
-            speakers,
-        } => {
-            let table = builder.shared_table(common);
-            for device in speakers {
-                builder.learned_routes(device, table, routes(device));
-            }
+    }
+    if let Some(bgp) = &world.control.bgp {
+        let learned = |device: DeviceId| -> Vec<(IpNet, IpAddr)> {
+            bgp.best_routes(device)
+                .into_iter()
+                .filter(|r| !r.local)
+                .map(|r| (r.prefix, r.next_hop))
+                .collect()
+        };
+        let speakers: Vec<DeviceId> = bgp
+            .speakers()
+            .iter()
+            .map(|s| s.device)
+            .filter(|d| bgp.is_up(*d))
+            .collect();
+        // Most nodes hold the same table: store the first node speaker's once and keep only
+        // the differences per device.
+        let common_from = speakers
+            .iter()
+            .copied()
+            .find(|d| !topology.device(*d).is_router())
+            .or_else(|| speakers.first().copied());
+        let common = common_from.map(learned).unwrap_or_default();
+        let table = builder.shared_table(common);
+        for device in speakers {
+            builder.learned_routes(device, table, learned(device));
         }
     }
     builder.build()

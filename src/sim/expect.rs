@@ -14,7 +14,7 @@ use super::snapshot::{PodRow, Snapshot};
 use crate::forwarding::{Action, PodKey, Source, Verdict, reachability, trace};
 use crate::model::TextEnum;
 use crate::model::expect::{Check, Count, Expectation, PodSet, RouteTable};
-use crate::model::time::SimTime;
+use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::DeviceId;
 use crate::model::workload::PodStatus;
 
@@ -285,6 +285,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 let mut one = Compare::new();
                 one.count("blocks", *blocks, n.blocks.len() as u64);
                 one.count("borrowedIps", *borrowed_ips, n.borrowed_ips as u64);
+                one.count("ribRoutes", *rib_routes, n.rib_routes.unwrap_or(0) as u64);
                 one.count("fibRoutes", *fib_routes, n.fib_routes.unwrap_or(0) as u64);
                 if !one.passed || name != "*" {
                     cmp.passed &= one.passed;
@@ -359,10 +360,10 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 _ => false,
             };
             let expected = match (present, next_hop) {
-                (true, Some(nh)) => format!("{prefix} via {nh} in the FIB of {node}"),
-                (true, None) => format!("{prefix} in the FIB of {node}"),
-                (false, Some(nh)) => format!("no {prefix} via {nh} in the FIB of {node}"),
-                (false, None) => format!("no {prefix} in the FIB of {node}"),
+                (true, Some(nh)) => format!("{prefix} via {nh} in the {table} of {node}"),
+                (true, None) => format!("{prefix} in the {table} of {node}"),
+                (false, Some(nh)) => format!("no {prefix} via {nh} in the {table} of {node}"),
+                (false, None) => format!("no {prefix} in the {table} of {node}"),
             };
             let actual = match found {
                 Some(nh) => format!("{prefix} via {nh}"),
@@ -494,7 +495,27 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 format!("{verdict} via [{}], encapsulation {encap}", hops.join(", ")),
             ));
         }
-        Check::Bgp { .. } => return Ok(not_simulated("bgp")),
+        Check::Bgp {
+            sessions_established,
+            converged_within,
+            updates,
+        } => {
+            let Some(bgp) = &snap.bgp else {
+                return Ok(not_simulated("bgp"));
+            };
+            cmp.count(
+                "sessionsEstablished",
+                *sessions_established,
+                bgp.sessions_established as u64,
+            );
+            cmp.count("updates", *updates, bgp.updates);
+            if let Some(limit) = converged_within {
+                let took = SimDuration::from_micros(bgp.converged_within_us);
+                cmp.passed &= took <= *limit;
+                cmp.expected.push(format!("converged within {limit}"));
+                cmp.actual.push(format!("converged in {took}"));
+            }
+        }
     }
     Ok(cmp.finish())
 }

@@ -24,11 +24,13 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+use crate::bgp::{self, BgpEngine, BgpEvent};
 use crate::ipam::calico::IpamChange;
 use crate::model::action::{Action, DeletePods};
+use crate::model::expect::{Check, RouteTable};
 use crate::model::network::{CalicoBackend, Cni};
 use crate::model::time::{SimDuration, SimTime};
-use crate::model::topology::{NodeId, Topology};
+use crate::model::topology::{DeviceId, NodeId, Topology};
 use crate::model::workload::{PodStatus, WorkloadKind};
 use crate::scenario::Scenario;
 use crate::scenario::kinds::ResourceSpec;
@@ -57,18 +59,8 @@ pub enum Event {
         prefix: IpNet,
         next_hop: Option<IpAddr>,
     },
-}
-
-/// Who installs routes to pods on the nodes.
-#[derive(Clone, Debug)]
-pub enum ControlPlane {
-    /// Nobody: Spiderpool pods live on their rack segments.
-    None,
-    /// Felix programs VXLAN routes from IPAM state (Calico's VXLAN backend, no BGP): every
-    /// node holds the same table, prefix → owner node.
-    Felix { routes: BTreeMap<IpNet, IpAddr> },
-    /// BIRD speaks BGP; not simulated yet, so forwarding is not evaluated.
-    Bird,
+    /// Something the BGP engine scheduled (a session coming up, an UPDATE arriving…).
+    Bgp(BgpEvent),
 }
 
 /// kube-controllers releases an affine block found empty on two checks more than this apart.
@@ -76,8 +68,47 @@ pub enum ControlPlane {
 /// a block left empty by a release loses its affinity exactly when the grace period ends.
 pub const IPAM_GC_GRACE: SimDuration = SimDuration::from_secs(15 * 60);
 
+/// BGPConfiguration `default` and the BGPPeers, as the BGP layer takes them.
+fn bgp_inputs(specs: &[Option<ResourceSpec>]) -> (bgp::BgpConfig, Vec<bgp::Peer>) {
+    let mut config = bgp::BgpConfig::default();
+    let mut peers = Vec::new();
+    for spec in specs.iter().flatten() {
+        match spec {
+            ResourceSpec::BgpConfiguration(c) if c.name == "default" => {
+                if let Some(asn) = c.as_number {
+                    config.as_number = asn;
+                }
+                if let Some(mesh) = c.node_to_node_mesh_enabled {
+                    config.node_to_node_mesh = mesh;
+                }
+            }
+            ResourceSpec::BgpPeer(p) => peers.push(bgp::Peer {
+                name: p.name.clone(),
+                node: p.node.clone(),
+                node_selector: p.node_selector.clone(),
+                peer_ip: p.peer_ip,
+                peer_selector: p.peer_selector.clone(),
+                as_number: p.as_number,
+                keep_original_next_hop: p.keep_original_next_hop,
+            }),
+            _ => {}
+        }
+    }
+    (config, peers)
+}
+
+/// Who installs routes: Felix from the datastore (Calico's VXLAN backend), and BGP speakers
+/// (Calico nodes with BIRD, and routers when the fabric speaks BGP). Neither, for Spiderpool
+/// pods on a fabric that does not speak BGP: they live on their rack segments.
+#[derive(Debug, Default)]
+pub struct ControlPlane {
+    /// Felix's routes, the same on every node: prefix → owner node's address.
+    pub felix: Option<BTreeMap<IpNet, IpAddr>>,
+    pub bgp: Option<Box<BgpEngine>>,
+}
+
 /// The simulated cluster's mutable state.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct World {
     pub topology: Topology,
     pub cluster: Cluster,
@@ -108,6 +139,10 @@ pub struct Simulation<'s> {
     scheduling: Stream,
     retry_queued: bool,
     pool_usage: PoolUsageSeries,
+    /// Which speaker originated each prefix, for withdrawals.
+    originators: BTreeMap<IpNet, DeviceId>,
+    /// When any speaker's Loc-RIB changed, in time order.
+    rib_changes: Vec<SimTime>,
     /// IPAM garbage-collection checks already scheduled, by time.
     gc_scheduled: BTreeSet<SimTime>,
     /// When the world last changed (SPEC §3.1: a run lasts at least until then).
@@ -117,7 +152,7 @@ pub struct Simulation<'s> {
 }
 
 /// What a finished run leaves behind.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Outcome {
     pub end: SimTime,
     pub world: World,
@@ -208,22 +243,19 @@ impl<'s> Simulation<'s> {
                 addressing,
                 namespaces,
                 placement: placement::Placement::default(),
-                control: match (scenario.network.cni, scenario.network.calico_backend) {
-                    (Cni::Spiderpool, _) => ControlPlane::None,
-                    (Cni::Calico, CalicoBackend::Vxlan) => ControlPlane::Felix {
-                        routes: BTreeMap::new(),
-                    },
-                    (Cni::Calico, CalicoBackend::Bird) => ControlPlane::Bird,
-                },
+                control: ControlPlane::default(),
             },
             log: Vec::new(),
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
             retry_queued: false,
             gc_scheduled: BTreeSet::new(),
             pool_usage: PoolUsageSeries::default(),
+            originators: BTreeMap::new(),
+            rib_changes: Vec::new(),
             last_change: SimTime::ZERO,
             notes,
         };
+        sim.start_control_plane();
         sim.drain_ipam_changes();
         let ids: Vec<NodeId> = sim.world.topology.live_nodes().map(|(id, _)| id).collect();
         for id in ids {
@@ -280,8 +312,14 @@ impl<'s> Simulation<'s> {
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
             Event::RetryPending => self.retry_pending(),
             Event::IpamGc => self.world.addressing.gc(self.now),
+            Event::Bgp(ev) => {
+                if let Some(bgp) = self.world.control.bgp.as_mut() {
+                    let scheduled = bgp.handle(self.now, ev);
+                    self.schedule_bgp(scheduled);
+                }
+            }
             Event::Datastore { prefix, next_hop } => {
-                if let ControlPlane::Felix { routes } = &mut self.world.control {
+                if let Some(routes) = &mut self.world.control.felix {
                     let outcome = match next_hop {
                         Some(nh) => {
                             routes.insert(prefix, nh);
@@ -339,11 +377,31 @@ impl<'s> Simulation<'s> {
 
     /// The state now.
     pub fn snapshot(&self) -> Snapshot {
+        let action_times: Vec<SimTime> = self.scenario.actions.iter().map(|a| a.at).collect();
+        let ribs_of: Vec<String> = self
+            .scenario
+            .expectations
+            .iter()
+            .filter_map(|e| match &e.check {
+                Check::Route {
+                    node,
+                    table: RouteTable::Rib,
+                    ..
+                } => Some(node.clone()),
+                _ => None,
+            })
+            .collect();
         Snapshot::capture(
             self.now,
             &self.world,
             &self.scenario.network,
             &self.scenario.workloads,
+            snapshot::BgpView {
+                now: self.now,
+                rib_changes: &self.rib_changes,
+                action_times: &action_times,
+                ribs_of: &ribs_of,
+            },
         )
     }
 
@@ -413,7 +471,27 @@ impl<'s> Simulation<'s> {
     /// Hands a block or borrowed address to the control plane: with Calico's VXLAN backend,
     /// every node learns it from the datastore after `datastoreDelay` (SPEC §3.4).
     fn route_changed(&mut self, prefix: IpNet, owner: Option<String>) {
-        if let ControlPlane::Felix { .. } = self.world.control {
+        let device = owner
+            .as_ref()
+            .and_then(|n| self.world.topology.node_by_name(n))
+            .map(|id| self.world.topology.node(id).device);
+        if let Some(bgp) = self.world.control.bgp.as_mut() {
+            // The owner originates; a withdrawal comes from whoever originated it.
+            let scheduled = match device {
+                Some(d) => bgp.originate(self.now, d, prefix),
+                None => {
+                    let origin = self.originators.remove(&prefix);
+                    origin
+                        .map(|d| bgp.withdraw(self.now, d, prefix))
+                        .unwrap_or_default()
+                }
+            };
+            if let Some(d) = device {
+                self.originators.insert(prefix, d);
+            }
+            self.schedule_bgp(scheduled);
+        }
+        if self.world.control.felix.is_some() {
             let next_hop = owner
                 .and_then(|n| self.world.topology.node_by_name(&n))
                 .map(|id| self.world.topology.node(id).ip);
@@ -427,6 +505,62 @@ impl<'s> Simulation<'s> {
         for (workload, slot) in slots {
             self.queue.push(at, Event::CreatePod { workload, slot });
             at = at + POD_CREATION_INTERVAL;
+        }
+    }
+
+    /// Sets up Felix or the BGP speakers and their sessions, as the network asks.
+    fn start_control_plane(&mut self) {
+        let network = &self.scenario.network;
+        let calico_bird =
+            network.cni == Cni::Calico && network.calico_backend == CalicoBackend::Bird;
+        if network.cni == Cni::Calico && network.calico_backend == CalicoBackend::Vxlan {
+            self.world.control.felix = Some(BTreeMap::new());
+        }
+        if !calico_bird && !self.world.topology.fabric.bgp {
+            return;
+        }
+        let (config, peers) = bgp_inputs(&self.scenario.specs);
+        let peering = bgp::plan(&self.world.topology, &config, &peers, calico_bird);
+        let timers = bgp::Timers::for_profile(self.scenario.profile.bgp_timers);
+        let mut engine = BgpEngine::new(&self.world.topology, peering, timers, &network.bgp);
+        let pools = match &self.world.addressing {
+            Addressing::Calico(ipam) => ipam
+                .pool_names()
+                .iter()
+                .filter_map(|n| ipam.pool(n))
+                .map(|p| bgp::ExportPool {
+                    cidr: p.network(),
+                    disable_bgp_export: p.disable_bgp_export,
+                })
+                .collect(),
+            Addressing::Spiderpool(_) => Vec::new(),
+        };
+        let mut scheduled = engine.set_pools(self.now, pools);
+        scheduled.extend(engine.start(self.now));
+        self.world.control.bgp = Some(Box::new(engine));
+        self.schedule_bgp(scheduled);
+    }
+
+    /// Queues what the BGP engine scheduled and moves its log into the event log.
+    fn schedule_bgp(&mut self, scheduled: Vec<(SimTime, BgpEvent)>) {
+        for (at, ev) in scheduled {
+            self.queue.push(at, Event::Bgp(ev));
+        }
+        let Some(bgp) = self.world.control.bgp.as_mut() else {
+            return;
+        };
+        let entries = bgp.log();
+        for change in bgp.take_rib_changes() {
+            self.rib_changes.push(change.time);
+        }
+        for e in entries {
+            self.last_change = self.last_change.max(e.time);
+            self.log.push(LogEntry {
+                time_us: e.time.as_micros(),
+                kind: e.kind.as_str(),
+                subject: e.subject,
+                outcome: e.outcome,
+            });
         }
     }
 
@@ -643,6 +777,13 @@ impl<'s> Simulation<'s> {
                         node.name.clone(),
                         format!("joined with address {}", node.ip),
                     );
+                    if self.world.control.bgp.is_some() {
+                        self.notes.push(format!(
+                            "{} joined at {}: BGP peerings are planned at the start, so it does \
+                             not speak BGP",
+                            node.name, self.now
+                        ));
+                    }
                     for (w, workload) in self.scenario.workloads.iter().enumerate() {
                         if workload.kind == WorkloadKind::DaemonSet {
                             slots.push((w, PodSlot::Daemon(id)));
@@ -675,6 +816,10 @@ impl<'s> Simulation<'s> {
                     None => "ignored: no such link",
                 };
                 self.record(kind, format!("{a}--{b}"), outcome);
+                if let Some(bgp) = self.world.control.bgp.as_mut() {
+                    let scheduled = bgp.link_changed(self.now, &self.world.topology);
+                    self.schedule_bgp(scheduled);
+                }
             }
             Action::Scale {
                 workload,
@@ -742,6 +887,21 @@ impl<'s> Simulation<'s> {
                     Some(ResourceSpec::Namespace(ns)) => {
                         self.world.namespaces.insert(ns.name.clone(), ns.clone());
                         self.record("apply", subject, "applied");
+                    }
+                    Some(ResourceSpec::BgpPeer(_) | ResourceSpec::BgpConfiguration(_)) => {
+                        // The BGP engine plans its sessions once; changing them mid-run is not
+                        // simulated, and the report says so rather than pretend.
+                        let note = format!(
+                            "{subject} applied at {}: BGP peerings are planned at the start, so \
+                             this change is not simulated",
+                            self.now
+                        );
+                        self.notes.push(note);
+                        self.record(
+                            "apply",
+                            subject,
+                            "not simulated: BGP peerings are planned at the start",
+                        );
                     }
                     Some(spec) => {
                         let outcome = match self.world.addressing.apply(spec) {
@@ -815,6 +975,15 @@ impl<'s> Simulation<'s> {
         }
         self.refresh_placement(id);
         self.record(kind, name, if down { "down" } else { "up" });
+        let device = self.world.topology.node(id).device;
+        if let Some(bgp) = self.world.control.bgp.as_mut() {
+            let scheduled = if down {
+                bgp.speaker_down(self.now, device)
+            } else {
+                bgp.speaker_up(self.now, device)
+            };
+            self.schedule_bgp(scheduled);
+        }
         if !down {
             self.queue_retry();
         }
@@ -845,6 +1014,11 @@ impl<'s> Simulation<'s> {
         }
         self.world.topology.node_mut(id).deleted = true;
         self.refresh_placement(id);
+        let device = self.world.topology.node(id).device;
+        if let Some(bgp) = self.world.control.bgp.as_mut() {
+            let scheduled = bgp.speaker_removed(self.now, device);
+            self.schedule_bgp(scheduled);
+        }
         self.world.addressing.remove_node(self.now, name);
         self.record("deleteNode", name, "deleted");
         self.queue_creations(self.now, slots);

@@ -4,16 +4,22 @@
 //! blocks in name/address order, nodes in topology order), so it can be kept while the
 //! simulation goes on and serialized into `report.json` as it is.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use ipnet::IpNet;
 
 use serde::Serialize;
 
-use super::dataplane::{self, Learned};
-use super::{ControlPlane, World};
+use super::World;
+use super::dataplane;
+use crate::bgp::{BgpEngine, SessionState, SpeakerId};
 use crate::forwarding::{Dataplane, PodKey};
 use crate::model::TextEnum;
 use crate::model::network::Network;
+use crate::model::time::SimDuration;
 use crate::model::time::SimTime;
+use crate::model::topology::{DeviceId, Topology};
 use crate::model::workload::{PodStatus, Workload};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -77,9 +83,51 @@ pub struct NodeRow {
     pub pods: usize,
     pub blocks: Vec<String>,
     pub borrowed_ips: usize,
+    /// Prefixes in its BGP Loc-RIB, when it speaks BGP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rib_routes: Option<usize>,
     /// Entries in its FIB, when forwarding is simulated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fib_routes: Option<usize>,
+}
+
+/// One BGP session (SPEC §6.1 `bgp.sessions`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRow {
+    pub a: String,
+    pub b: String,
+    #[serde(rename = "type")]
+    pub session_type: &'static str,
+    pub reflector_client: bool,
+    /// The side that reflects routes to the other (its client), if either does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reflector: Option<String>,
+    pub state: &'static str,
+    pub reason: Option<String>,
+}
+
+/// A route of a speaker's Loc-RIB as the `route` expectation (table rib) reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RibRow {
+    pub prefix: IpNet,
+    /// The device owning the BGP next hop, or `blackhole` for the speaker's own blocks.
+    pub next_hop: String,
+}
+
+/// The control plane at an instant.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BgpState {
+    pub sessions: Vec<SessionRow>,
+    pub sessions_established: usize,
+    pub updates: u64,
+    /// SPEC §2.6 `convergedWithin`: the last FIB change after the latest scenario event at or
+    /// before this instant, measured from that event.
+    pub converged_within_us: u64,
+    /// Loc-RIBs of the speakers an expectation asks about, by name.
+    #[serde(skip)]
+    pub ribs: BTreeMap<String, Vec<RibRow>>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -96,6 +144,99 @@ pub struct Snapshot {
     /// Device names by id (nodes and routers), to name hops and next hops.
     #[serde(skip)]
     pub devices: Vec<String>,
+    /// BGP, when anything speaks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bgp: Option<BgpState>,
+}
+
+/// What the engine knows about BGP beyond the engine itself: when the RIBs changed and when
+/// scenario events happened (for `convergedWithin`), and whose Loc-RIBs to keep.
+pub struct BgpView<'a> {
+    pub now: SimTime,
+    pub rib_changes: &'a [SimTime],
+    pub action_times: &'a [SimTime],
+    pub ribs_of: &'a [String],
+}
+
+fn bgp_state(engine: &BgpEngine, topo: &Topology, view: &BgpView<'_>) -> BgpState {
+    let name = |d: DeviceId| topo.device(d).name.clone();
+    let speaker_name = |s: SpeakerId| {
+        engine
+            .speakers()
+            .get(s.index())
+            .map(|sp| sp.name.clone())
+            .unwrap_or_default()
+    };
+    let sessions: Vec<SessionRow> = engine
+        .sessions()
+        .map(|s| {
+            let b =
+                s.b.map(speaker_name)
+                    .unwrap_or_else(|| s.b_address.to_string());
+            SessionRow {
+                reflector: if s.reflects[0] {
+                    Some(speaker_name(s.a))
+                } else if s.reflects[1] {
+                    Some(b.clone())
+                } else {
+                    None
+                },
+                a: speaker_name(s.a),
+                b,
+                session_type: s.session_type.as_str(),
+                reflector_client: s.reflector_client(),
+                state: match s.state {
+                    SessionState::Idle => "Idle",
+                    SessionState::Connect => "Connect",
+                    SessionState::Established => "Established",
+                },
+                reason: s.reason.as_ref().map(ToString::to_string),
+            }
+        })
+        .collect();
+    // E: the latest scenario event at or before now; the last RIB change in (E, now].
+    let event = view
+        .action_times
+        .iter()
+        .copied()
+        .filter(|t| *t <= view.now)
+        .max()
+        .unwrap_or(SimTime::ZERO);
+    let last_change = view
+        .rib_changes
+        .iter()
+        .copied()
+        .filter(|t| *t > event && *t <= view.now)
+        .max();
+    let converged = last_change.map_or(SimDuration::ZERO, |t| t - event);
+    let mut ribs = BTreeMap::new();
+    for speaker in view.ribs_of {
+        let Some(device) = topo.device_by_name(speaker) else {
+            continue;
+        };
+        let rows = engine
+            .best_routes(device)
+            .into_iter()
+            .map(|r| RibRow {
+                prefix: r.prefix,
+                next_hop: if r.local {
+                    "blackhole".to_string()
+                } else {
+                    r.next_hop_device
+                        .map(name)
+                        .unwrap_or_else(|| r.next_hop.to_string())
+                },
+            })
+            .collect();
+        ribs.insert(speaker.clone(), rows);
+    }
+    BgpState {
+        sessions_established: sessions.iter().filter(|s| s.state == "Established").count(),
+        sessions,
+        updates: engine.total_updates(),
+        converged_within_us: converged.as_micros(),
+        ribs,
+    }
 }
 
 impl Snapshot {
@@ -104,15 +245,11 @@ impl Snapshot {
         world: &World,
         network: &Network,
         workloads: &[Workload],
+        bgp_view: BgpView<'_>,
     ) -> Snapshot {
         let topo = &world.topology;
-        let dataplane = match &world.control {
-            ControlPlane::None => Some(dataplane::build(world, Learned::Nothing)),
-            ControlPlane::Felix { routes } => {
-                Some(dataplane::build(world, Learned::SameEverywhere(routes)))
-            }
-            ControlPlane::Bird => None,
-        };
+        let bgp_engine = world.control.bgp.as_deref();
+        let dataplane = Some(dataplane::build(world));
         let pods = world
             .cluster
             .pods()
@@ -189,6 +326,9 @@ impl Snapshot {
                         .map(|r| r.affine_blocks.iter().map(ToString::to_string).collect())
                         .unwrap_or_default(),
                     borrowed_ips: ipam.as_ref().map_or(0, |r| r.borrowed_ips.len()),
+                    rib_routes: bgp_engine
+                        .filter(|b| b.speaker(n.device).is_some())
+                        .map(|b| b.rib_size(n.device)),
                     fib_routes: dataplane.as_ref().map(|dp| dp.fib_len(n.device)),
                 }
             })
@@ -201,6 +341,7 @@ impl Snapshot {
             nodes,
             dataplane: dataplane.map(Arc::new),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
+            bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
         }
     }
 
