@@ -67,3 +67,38 @@ pub fn load_and_run(
         results,
     })
 }
+
+/// Loads a scenario (exiting with 2 on invalid input), runs it to `at` (or to its end) and
+/// hands the world and a snapshot of that instant to `f`.
+pub fn with_state_at(
+    path: &Path,
+    at: Option<&str>,
+    f: impl FnOnce(&Scenario, &crate::sim::World, &crate::sim::Snapshot) -> i32,
+) -> i32 {
+    let scenario = match scenario::load(path) {
+        Ok(s) => s,
+        Err(diags) => {
+            eprint!("{diags}");
+            return exit::INVALID;
+        }
+    };
+    let at = match at.map(scenario::duration::parse_duration).transpose() {
+        Ok(at) => at.map(|d| SimTime::ZERO + d),
+        Err(e) => {
+            eprintln!("--at: {e}");
+            return exit::INVALID;
+        }
+    };
+    match at {
+        Some(t) => {
+            let mut sim = Simulation::new(&scenario);
+            sim.run_until(t);
+            let snapshot = sim.snapshot();
+            f(&scenario, sim.world(), &snapshot)
+        }
+        None => {
+            let outcome = Simulation::new(&scenario).run();
+            f(&scenario, &outcome.world, &outcome.last)
+        }
+    }
+}

@@ -5,9 +5,11 @@
 
 mod check;
 mod common;
+mod routes;
 mod run;
 mod schema;
 mod sweep;
+mod trace;
 mod validate;
 
 pub use common::QUICKSTART;
@@ -57,6 +59,18 @@ pub enum Command {
     /// Load and validate scenarios; print every problem as FILE:LINE:COL: path: message.
     #[command(after_help = "Example:\n  podnet validate scenarios/quickstart.yaml")]
     Validate(ValidateArgs),
+    /// Follow one packet hop by hop: the FIB entry at each device, encapsulation, verdict.
+    #[command(
+        after_help = "Examples:\n  podnet trace scenarios/quickstart.yaml --from web-0 --to web-5\n  \
+                            podnet trace scenarios/crosssubnet-overlay.yaml --from a1-w-1 --to 10.2.1.11 --at 30s"
+    )]
+    Trace(TraceArgs),
+    /// Show a node's or router's BGP RIB (birdc style, with why each route won or lost) or FIB.
+    #[command(
+        after_help = "Examples:\n  podnet routes scenarios/quickstart.yaml --node a1-w-1\n  \
+                            podnet routes scenarios/quickstart.yaml --node a1-w-1 --table fib --at 1m"
+    )]
+    Routes(RoutesArgs),
     /// Run the cross product of field variants in parallel; one row of metrics per variant.
     #[command(
         after_help = "Example:\n  podnet sweep scenarios/block-limit.yaml \\\n    --set resources[0].spec.blockSize=26,27,28 --set workloads[0].replicas=30,40"
@@ -99,6 +113,45 @@ pub struct CheckArgs {
     pub junit: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TraceArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// A pod (`name` or `namespace/name`), a node or router, or an IP address.
+    #[arg(long)]
+    pub from: String,
+    /// A pod, a node or router, or an IP address.
+    #[arg(long)]
+    pub to: String,
+    /// The simulated time to trace at (default: the end of the run).
+    #[arg(long)]
+    pub at: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RoutesArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// The node or router.
+    #[arg(long)]
+    pub node: String,
+    /// The simulated time (default: the end of the run).
+    #[arg(long)]
+    pub at: Option<String>,
+    #[arg(long, value_enum, default_value_t = RouteTableArg::Rib)]
+    pub table: RouteTableArg,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RouteTableArg {
+    Rib,
+    Fib,
 }
 
 #[derive(Debug, clap::Args)]
@@ -153,6 +206,8 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::check(&args),
         Command::Sweep(args) => sweep::sweep(&args),
+        Command::Trace(args) => trace::run(&args),
+        Command::Routes(args) => routes::run(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Schema => schema::schema(),
     }

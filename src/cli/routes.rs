@@ -1,0 +1,192 @@
+//! `podnet routes`: a node's or router's BGP Loc-RIB in the style of `birdc show route all`
+//! (every candidate, the best marked with `*`, and the rule that decided), or its FIB in the
+//! style of `ip route`.
+
+use serde_json::json;
+
+use super::common::with_state_at;
+use super::trace::entry_text;
+use super::{Format, RouteTableArg, RoutesArgs, exit};
+use crate::bgp::{BestBecause, RibEntry, RouteStatus};
+use crate::forwarding::Origin;
+
+pub fn run(args: &RoutesArgs) -> i32 {
+    with_state_at(&args.scenario, args.at.as_deref(), |_, world, snap| {
+        let topo = &world.topology;
+        let Some(device) = topo.device_by_name(&args.node) else {
+            let hint = crate::scenario::diag::nearest(
+                &args.node,
+                topo.devices.iter().map(|d| d.name.as_str()),
+            )
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+            eprintln!("--node: no node or router `{}`{hint}", args.node);
+            return exit::INVALID;
+        };
+        let name = |d: crate::model::topology::DeviceId| topo.device(d).name.clone();
+        match args.table {
+            RouteTableArg::Rib => {
+                let Some(bgp) = world
+                    .control
+                    .bgp
+                    .as_deref()
+                    .filter(|b| b.speaker(device).is_some())
+                else {
+                    eprintln!("`{}` does not speak BGP in this scenario", args.node);
+                    return exit::INVALID;
+                };
+                let rib = bgp.loc_rib(device);
+                match args.format {
+                    Format::Text => {
+                        println!(
+                            "Table master of {} at {}us ({} prefixes):",
+                            args.node,
+                            snap.time_us,
+                            rib.len()
+                        );
+                        for entry in &rib {
+                            print!("{}", rib_text(entry, &name));
+                        }
+                    }
+                    Format::Json => {
+                        let v: Vec<_> = rib.iter().map(|e| rib_json(e, &name)).collect();
+                        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                    }
+                }
+            }
+            RouteTableArg::Fib => {
+                let Some(dp) = &snap.dataplane else {
+                    eprintln!("forwarding is not simulated for this scenario");
+                    return exit::INVALID;
+                };
+                let entries = dp.entries(device);
+                match args.format {
+                    Format::Text => {
+                        for e in &entries {
+                            let proto = match e.origin {
+                                Origin::Connected => " proto kernel",
+                                Origin::Default | Origin::Fabric => " proto static",
+                                Origin::Local => "",
+                                Origin::Blackhole | Origin::Learned | Origin::PodTable => {
+                                    " proto bird"
+                                }
+                            };
+                            let text = entry_text(snap, e);
+                            if e.prefix.prefix_len() == 0 {
+                                println!(
+                                    "default {}{proto}",
+                                    text.trim_start_matches(&e.prefix.to_string()).trim()
+                                );
+                            } else {
+                                println!("{text}{proto}");
+                            }
+                        }
+                    }
+                    Format::Json => {
+                        let v: Vec<_> = entries
+                            .iter()
+                            .map(|e| json!({"prefix": e.prefix.to_string(), "route": entry_text(snap, e), "origin": format!("{:?}", e.origin)}))
+                            .collect();
+                        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        exit::OK
+    })
+}
+
+fn why(status: &RouteStatus) -> String {
+    match status {
+        RouteStatus::Best(BestBecause::OnlyCandidate) => "best: only candidate".to_string(),
+        RouteStatus::Best(BestBecause::Over(l)) => {
+            format!("best: the others lost on {}", l.as_str())
+        }
+        RouteStatus::Lost(l) => format!("lost: {}", l.describe()),
+        RouteStatus::NotEvaluated => "not evaluated".to_string(),
+    }
+}
+
+fn rib_text(entry: &RibEntry, name: &dyn Fn(crate::model::topology::DeviceId) -> String) -> String {
+    let mut out = String::new();
+    for (i, r) in entry.routes.iter().enumerate() {
+        let prefix = if i == 0 {
+            entry.prefix.to_string()
+        } else {
+            String::new()
+        };
+        let best = if matches!(r.status, RouteStatus::Best(_)) {
+            " *"
+        } else {
+            ""
+        };
+        let from = match r.from {
+            Some(d) => format!("{} {}", name(d), if r.ebgp { "ebgp" } else { "ibgp" }),
+            None => "originated here".to_string(),
+        };
+        let path = if r.attrs.as_path.is_empty() {
+            "i".to_string()
+        } else {
+            format!(
+                "{} i",
+                r.attrs
+                    .as_path
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        };
+        out.push_str(&format!(
+            "{prefix:<20} unicast [{from}]{best} ({}) [{path}]\n",
+            r.attrs.local_pref
+        ));
+        let nh = match (r.from, r.next_hop_device) {
+            (None, _) => "blackhole".to_string(),
+            (_, Some(d)) => format!("via {} on {}", r.attrs.next_hop, name(d)),
+            (_, None) => format!("via {} (unresolved)", r.attrs.next_hop),
+        };
+        let clusters = if r.attrs.cluster_list.is_empty() {
+            "-".to_string()
+        } else {
+            r.attrs
+                .cluster_list
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let originator = r
+            .attrs
+            .originator_id
+            .map_or(String::new(), |o| format!("  originator {o}"));
+        out.push_str(&format!(
+            "\t{nh}  origin {}  cluster-list {clusters}{originator}  {}\n",
+            r.attrs.origin.as_str(),
+            why(&r.status)
+        ));
+    }
+    out
+}
+
+fn rib_json(
+    entry: &RibEntry,
+    name: &dyn Fn(crate::model::topology::DeviceId) -> String,
+) -> serde_json::Value {
+    json!({
+        "prefix": entry.prefix.to_string(),
+        "routes": entry.routes.iter().map(|r| json!({
+            "from": r.from.map(name),
+            "type": if r.from.is_none() { "local" } else if r.ebgp { "ebgp" } else { "ibgp" },
+            "nextHop": r.attrs.next_hop.to_string(),
+            "nextHopDevice": r.next_hop_device.map(name),
+            "asPath": r.attrs.as_path,
+            "origin": r.attrs.origin.as_str(),
+            "localPref": r.attrs.local_pref,
+            "originatorId": r.attrs.originator_id.map(|o| o.to_string()),
+            "clusterList": r.attrs.cluster_list.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "best": matches!(r.status, RouteStatus::Best(_)),
+            "why": why(&r.status),
+        })).collect::<Vec<_>>(),
+    })
+}
