@@ -28,6 +28,12 @@ pub struct Row {
     pub allocation_failures: usize,
     pub blocks: usize,
     pub borrowed_ips: usize,
+    pub max_rib_routes: Option<usize>,
+    pub max_fib_routes: Option<usize>,
+    pub bgp_updates: Option<u64>,
+    pub convergence_time_us: Option<u64>,
+    pub reachable_pairs: Option<u64>,
+    pub pod_pairs: Option<u64>,
     pub expectations_passed: usize,
     pub expectations_failed: usize,
     pub expectations: Vec<ExpectationResult>,
@@ -168,7 +174,17 @@ fn run_variant(path: &std::path::Path, variant: &[(String, String)]) -> Result<R
         })?;
     let last = &outcome.last;
     let passed = results.iter().filter(|r| r.passed).count();
+    let reach = last
+        .dataplane
+        .as_ref()
+        .map(|dp| crate::forwarding::all_pairs(dp));
     Ok(Row {
+        max_rib_routes: last.nodes.iter().filter_map(|n| n.rib_routes).max(),
+        max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),
+        bgp_updates: last.bgp.as_ref().map(|b| b.updates),
+        convergence_time_us: last.bgp.as_ref().map(|b| b.converged_within_us),
+        reachable_pairs: reach.as_ref().map(|r| r.reachable),
+        pod_pairs: reach.as_ref().map(|r| r.pairs),
         variant: variant.to_vec(),
         pods: last.pods.len(),
         pods_pending: last.count(PodStatus::Pending),
@@ -189,23 +205,36 @@ fn label(variant: &[(String, String)]) -> String {
         .join(" ")
 }
 
-const COLUMNS: [&str; 7] = [
+const COLUMNS: [&str; 13] = [
     "pods",
     "pending",
     "allocFailures",
     "blocks",
     "borrowed",
+    "maxRib",
+    "maxFib",
+    "bgpUpdates",
+    "convergenceUs",
+    "reachablePairs",
+    "podPairs",
     "passed",
     "failed",
 ];
 
-fn cells(r: &Row) -> [String; 7] {
+fn cells(r: &Row) -> [String; 13] {
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
     [
         r.pods.to_string(),
         r.pods_pending.to_string(),
         r.allocation_failures.to_string(),
         r.blocks.to_string(),
         r.borrowed_ips.to_string(),
+        opt(r.max_rib_routes.map(|v| v.to_string())),
+        opt(r.max_fib_routes.map(|v| v.to_string())),
+        opt(r.bgp_updates.map(|v| v.to_string())),
+        opt(r.convergence_time_us.map(|v| v.to_string())),
+        opt(r.reachable_pairs.map(|v| v.to_string())),
+        opt(r.pod_pairs.map(|v| v.to_string())),
         r.expectations_passed.to_string(),
         r.expectations_failed.to_string(),
     ]
