@@ -50,7 +50,11 @@ pub fn load_and_run(
             eprintln!("{line}");
         }
     }
+    let progress = long_run_progress(&scenario);
     let outcome = Simulation::new(&scenario).run();
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
     let results = expect::evaluate(&scenario.expectations, &outcome.snapshots, &outcome.last)
         .map_err(|missing| {
             let file = path.map_or("scenarios/quickstart.yaml".to_string(), |p| {
@@ -66,6 +70,25 @@ pub fn load_and_run(
         outcome,
         results,
     })
+}
+
+/// SPEC §1: a simulated cluster of 1,000 nodes or more shows progress on stderr when it is a
+/// terminal, and nothing extra when it is not. The spinner ticks on its own thread and
+/// never touches the simulation.
+fn long_run_progress(scenario: &Scenario) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if scenario.topology.nodes.len() < 1_000 || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_message(format!(
+        "simulating {} ({} nodes, {} workloads)",
+        scenario.name,
+        scenario.topology.nodes.len(),
+        scenario.workloads.len()
+    ));
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
 }
 
 /// Loads a scenario (exiting with 2 on invalid input), runs it to `at` (or to its end) and
