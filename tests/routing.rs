@@ -314,12 +314,6 @@ fn link_down_at_the_node_whose_access_link_is_cut() {
 }
 
 #[test]
-#[ignore = "bug?: at the instant of a linkDown the BGP engine makes every route whose next hop \
-            lost its underlay path unreachable (bgp/engine.rs link_changed), while the \
-            multihop sessions stay Established until the hold timer; BIRD resolves a \
-            multihop next hop through the kernel table (default/connected routes), which a \
-            cut access link does not change, so the route (and the drop at the cut link) \
-            should last until the hold timer"]
 fn routes_via_a_cut_off_node_last_until_the_hold_timer() {
     let s = inline(ACCESS_LINK);
     let o = run(&s);
@@ -475,9 +469,6 @@ fn a_reflected_route_keeps_the_owner_as_next_hop_in_the_rib() {
 }
 
 #[test]
-#[ignore = "bug: the `route` expectation with `table: rib` is never evaluated (sim/expect.rs \
-            returns `not evaluated` although snapshots hold the Loc-RIBs); same for \
-            node.ribRoutes/fibRoutes"]
 fn the_rib_route_expectation_is_evaluated() {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/route-reflectors.yaml"),
@@ -492,9 +483,6 @@ fn the_rib_route_expectation_is_evaluated() {
 }
 
 #[test]
-#[ignore = "bug: with fabric.bgp a ToR never installs the routes it learns from a spine: \
-            their next hop is the spine's loopback (100.127.0.x), which the router IGP does \
-            not resolve, so cross-rack native traffic stops at the source ToR with no-route"]
 fn as_per_rack_fabric_routes_pods_across_racks_through_a_spine() {
     let s = library("as-per-rack-fabric.yaml");
     let o = run(&s);
@@ -528,8 +516,6 @@ fn as_per_rack_fabric_routes_pods_across_racks_through_a_spine() {
 }
 
 #[test]
-#[ignore = "bug: a DaemonSet's nodeSelector is ignored: its pods are created on every node \
-            (sim/mod.rs queues a Daemon slot per live node and place() checks only down/maxPods)"]
 fn a_daemonset_runs_only_on_the_nodes_its_selector_matches() {
     let s = inline(
         r#"

@@ -1874,7 +1874,15 @@ impl DecisionContext for Ctx<'_> {
         }
     }
 
+    /// A Calico node resolves BGP next hops through its kernel table, which always has the
+    /// default route via the rack gateway (BIRD's `gateway recursive` on multihop sessions),
+    /// so a next hop stays resolvable when the underlay path to it is cut: the packets then
+    /// die at the cut, as they would in a real cluster until the hold timer ends the session.
+    /// Routers resolve through their fabric routes: the next hop must be reachable.
     fn resolvable(&mut self, next_hop: IpAddr) -> bool {
+        if self.me.node.is_some() {
+            return true;
+        }
         self.next_hop_device(next_hop)
             .is_some_and(|d| self.underlay.connected(self.me.device, d))
     }

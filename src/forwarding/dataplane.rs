@@ -851,5 +851,32 @@ fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
                 },
             );
         }
+        // Spines' and the core's loopbacks (their router IDs and the next hops they announce
+        // over eBGP) are reachable the same way, so learned routes through them resolve.
+        for (i, device) in topology.devices.iter().enumerate() {
+            let dst = DeviceId(i as u32);
+            let loopback = matches!(device.kind, DeviceKind::Spine { .. } | DeviceKind::Core);
+            if !loopback || dst == src || dist[dst.index()].is_none() {
+                continue;
+            }
+            let mut hop = dst;
+            let mut guard = 0;
+            while let Some(p) = prev[hop.index()] {
+                if p == src || guard > n {
+                    break;
+                }
+                hop = p;
+                guard += 1;
+            }
+            dp.add_igp(
+                src,
+                host(device.address),
+                Stored::Via {
+                    next_hop: topology.devices[hop.index()].address,
+                    device: hop,
+                    origin: Origin::Fabric,
+                },
+            );
+        }
     }
 }

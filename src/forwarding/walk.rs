@@ -845,7 +845,8 @@ mod tests {
             })
         );
         let tor = dev(&t, "tor-a0");
-        assert_eq!(dp.fib_len(tor), 2);
+        // Its own rack, the other rack over the fabric, and the spine's loopback.
+        assert_eq!(dp.fib_len(tor), 3);
         let spine = dev(&t, "spine-a-1");
         assert_eq!(dp.entries(spine).len(), 2);
         for d in 0..t.devices.len() {

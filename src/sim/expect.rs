@@ -268,8 +268,11 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             rib_routes,
             fib_routes,
         } => {
-            if rib_routes.is_some() || fib_routes.is_some() {
-                return Ok(not_simulated("node.ribRoutes/fibRoutes"));
+            if rib_routes.is_some() && snap.bgp.is_none() {
+                return Ok(not_simulated("node.ribRoutes"));
+            }
+            if fib_routes.is_some() && snap.dataplane.is_none() {
+                return Ok(not_simulated("node.fibRoutes"));
             }
             let nodes: Vec<_> = if name == "*" {
                 snap.nodes.iter().collect()
@@ -343,15 +346,25 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             present,
             table,
         } => {
-            if *table == RouteTable::Rib {
-                return Ok(not_simulated("route (table: rib)"));
-            }
-            let Some(dp) = &snap.dataplane else {
-                return Ok(not_simulated("route"));
+            device_id(snap, node)?;
+            let found = if *table == RouteTable::Rib {
+                let Some(bgp) = &snap.bgp else {
+                    return Ok(not_simulated("route (table: rib)"));
+                };
+                bgp.ribs
+                    .get(node)
+                    .and_then(|rib| rib.iter().find(|r| r.prefix == *prefix))
+                    .map(|r| r.next_hop.clone())
+            } else {
+                let Some(dp) = &snap.dataplane else {
+                    return Ok(not_simulated("route"));
+                };
+                let device = device_id(snap, node)?;
+                dp.entries(device)
+                    .into_iter()
+                    .find(|e| e.prefix == *prefix)
+                    .map(|e| next_hop_name(snap, &e.action))
             };
-            let device = device_id(snap, node)?;
-            let entry = dp.entries(device).into_iter().find(|e| e.prefix == *prefix);
-            let found = entry.as_ref().map(|e| next_hop_name(snap, &e.action));
             let holds = match (present, &found, next_hop) {
                 (true, Some(got), Some(want)) => got == want,
                 (true, Some(_), None) => true,

@@ -68,6 +68,11 @@ pub enum Event {
 /// a block left empty by a release loses its affinity exactly when the grace period ends.
 pub const IPAM_GC_GRACE: SimDuration = SimDuration::from_secs(15 * 60);
 
+/// Whether a workload's `nodeSelector` matches a node's labels.
+fn selects(selector: &crate::model::Labels, labels: &crate::model::Labels) -> bool {
+    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
 /// BGPConfiguration `default` and the BGPPeers, as the BGP layer takes them.
 fn bgp_inputs(specs: &[Option<ResourceSpec>]) -> (bgp::BgpConfig, Vec<bgp::Peer>) {
     let mut config = bgp::BgpConfig::default();
@@ -265,8 +270,10 @@ impl<'s> Simulation<'s> {
         let mut slots = Vec::new();
         for (w, workload) in scenario.workloads.iter().enumerate() {
             if workload.kind == WorkloadKind::DaemonSet {
-                for (id, _) in sim.world.topology.live_nodes() {
-                    slots.push((w, PodSlot::Daemon(id)));
+                for (id, node) in sim.world.topology.live_nodes() {
+                    if selects(&workload.node_selector, &node.labels) {
+                        slots.push((w, PodSlot::Daemon(id)));
+                    }
                 }
             } else {
                 for ordinal in sim.world.cluster.scale_to(w, workload.replicas) {
@@ -785,7 +792,9 @@ impl<'s> Simulation<'s> {
                         ));
                     }
                     for (w, workload) in self.scenario.workloads.iter().enumerate() {
-                        if workload.kind == WorkloadKind::DaemonSet {
+                        if workload.kind == WorkloadKind::DaemonSet
+                            && selects(&workload.node_selector, &node.labels)
+                        {
                             slots.push((w, PodSlot::Daemon(id)));
                         }
                     }
