@@ -7,6 +7,7 @@ use crate::sim::expect::ExpectationResult;
 
 pub fn check(args: &CheckArgs) -> i32 {
     let mut code = exit::OK;
+    let mut invalid = 0usize;
     let mut runs: Vec<(String, String, Vec<ExpectationResult>)> = Vec::new();
     for path in &args.scenarios {
         match load_and_run(Some(path), None, None, args.format == Format::Text) {
@@ -21,7 +22,10 @@ pub fn check(args: &CheckArgs) -> i32 {
                 ));
             }
             // Invalid input wins over failed expectations.
-            Err(c) => code = c,
+            Err(c) => {
+                invalid += 1;
+                code = c;
+            }
         }
     }
     let passed: usize = runs
@@ -43,7 +47,15 @@ pub fn check(args: &CheckArgs) -> i32 {
                     }
                 }
             }
-            println!("{passed} passed, {} failed", total - passed);
+            if invalid > 0 {
+                println!(
+                    "{passed} passed, {} failed, {invalid} scenario file{} invalid",
+                    total - passed,
+                    if invalid == 1 { "" } else { "s" }
+                );
+            } else {
+                println!("{passed} passed, {} failed", total - passed);
+            }
         }
         Format::Json => {
             let value = serde_json::json!({
@@ -52,6 +64,7 @@ pub fn check(args: &CheckArgs) -> i32 {
                 })).collect::<Vec<_>>(),
                 "passed": passed,
                 "failed": total - passed,
+                "invalidFiles": invalid,
             });
             println!(
                 "{}",
