@@ -286,7 +286,56 @@ fn check_junit_has_one_testcase_per_expectation() {
     assert!(expectations > 0);
     assert_eq!(xml.matches("<testcase ").count(), expectations, "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 1, "{xml}");
+    assert_well_formed_xml(&xml);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A small XML well-formedness check (no XML crate needed): every element closes in order,
+/// attributes are quoted, and `&` only starts an entity.
+fn assert_well_formed_xml(xml: &str) {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = xml.trim_start();
+    assert!(rest.starts_with("<?xml"), "no XML declaration");
+    rest = &rest[rest.find("?>").expect("declaration closes") + 2..];
+    while let Some(open) = rest.find('<') {
+        let text = &rest[..open];
+        assert!(!text.contains('>'), "stray `>` in text: {text:?}");
+        let close = rest[open..].find('>').expect("tag closes") + open;
+        let tag = &rest[open + 1..close];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(
+                stack.pop().as_deref(),
+                Some(name.trim()),
+                "mismatched </{name}>"
+            );
+        } else {
+            let self_closing = tag.ends_with('/');
+            let body = tag.trim_end_matches('/');
+            let name = body
+                .split_whitespace()
+                .next()
+                .expect("tag name")
+                .to_string();
+            let attrs = &body[name.len()..];
+            assert_eq!(
+                attrs.matches('"').count() % 2,
+                0,
+                "unbalanced quotes in <{tag}>"
+            );
+            if !self_closing {
+                stack.push(name);
+            }
+        }
+        rest = &rest[close + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed elements: {stack:?}");
+    for (i, _) in xml.match_indices('&') {
+        let entity = &xml[i..xml[i..].find(';').map_or(xml.len(), |j| i + j + 1)];
+        assert!(
+            ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"].contains(&entity),
+            "bad entity {entity}"
+        );
+    }
 }
 
 #[test]
