@@ -651,6 +651,8 @@ mod tests {
             borrowed_ips: 0,
             rib_routes: None,
             fib_routes: None,
+            updates_sent: None,
+            updates_received: None,
         }
     }
 

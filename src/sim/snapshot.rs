@@ -89,6 +89,11 @@ pub struct NodeRow {
     /// Entries in its FIB, when forwarding is simulated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fib_routes: Option<usize>,
+    /// BGP UPDATE messages it sent and received, when it speaks BGP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updates_sent: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updates_received: Option<u64>,
 }
 
 /// One BGP session (SPEC §6.1 `bgp.sessions`).
@@ -330,6 +335,12 @@ impl Snapshot {
                         .filter(|b| b.speaker(n.device).is_some())
                         .map(|b| b.rib_size(n.device)),
                     fib_routes: dataplane.as_ref().map(|dp| dp.fib_len(n.device)),
+                    updates_sent: bgp_engine
+                        .filter(|b| b.speaker(n.device).is_some())
+                        .map(|b| b.updates_sent(n.device)),
+                    updates_received: bgp_engine
+                        .filter(|b| b.speaker(n.device).is_some())
+                        .map(|b| b.updates_received(n.device)),
                 }
             })
             .collect();
