@@ -41,6 +41,8 @@ const DEFAULT_MAX_BLOCKS: u32 = 20;
 #[derive(Clone, Debug)]
 pub(crate) struct PoolState {
     pub(crate) pool: IpPool,
+    /// `pool.name`, shared: requests list their candidate pools by it without copying it.
+    name: Arc<str>,
     v6: bool,
     base: u128,
     /// Host bits of one block.
@@ -77,6 +79,7 @@ impl PoolState {
             unclaimed: IndexRanges::default(),
             with_room: BTreeSet::new(),
             empty: BTreeSet::new(),
+            name: Arc::from(pool.name.as_str()),
             pool,
         }
     }
@@ -107,6 +110,8 @@ struct NodeState {
     /// Shared so that each request can hold the node while the state is mutated, without
     /// copying its labels.
     node: Arc<Node>,
+    /// The node's name, shared by every address it holds (no copy per allocation).
+    name: Arc<str>,
     affine: BTreeSet<BlockKey>,
     /// Addresses this node holds from blocks not affine to it.
     borrowed: BTreeSet<IpAddr>,
@@ -116,14 +121,32 @@ struct NodeState {
 struct Held {
     ip: IpAddr,
     block: BlockKey,
-    node: String,
+    node: Arc<str>,
     borrowed: bool,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct HandleRecord {
-    name: String,
+    /// The same string as the key in `handle_ids`.
+    name: Arc<str>,
     held: Vec<Held>,
+}
+
+/// The node a request is made for: looked up once per request.
+struct Requester {
+    node: Arc<Node>,
+    name: Arc<str>,
+}
+
+/// Buffers reused by every `AutoAssign`, so that a request allocates only what it returns.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// The candidate pools of the family being assigned.
+    pools: Vec<Arc<str>>,
+    /// The node's affine blocks usable for that family.
+    affine: Vec<BlockKey>,
+    /// Ordinals just taken from one block.
+    ordinals: Vec<u32>,
 }
 
 /// Calico's IPAM for one cluster.
@@ -137,13 +160,14 @@ pub struct CalicoIpam {
     reserved: ReservedSet,
     pub(crate) blocks: BTreeMap<BlockKey, Block>,
     nodes: FastMap<String, NodeState>,
-    handle_ids: FastMap<String, HandleId>,
+    handle_ids: FastMap<Arc<str>, HandleId>,
     handles: Vec<HandleRecord>,
     /// (due, block): a block whose earliest cooling address frees strictly after `due`.
     cooling_due: BTreeSet<(SimTime, BlockKey)>,
     /// kube-controllers' blockReleaseTracker: when an empty affine block was first seen empty.
     empty_since: BTreeMap<BlockKey, SimTime>,
     changes: Vec<IpamChange>,
+    scratch: Scratch,
 }
 
 /// What one family's autoAssign produced.
@@ -172,6 +196,7 @@ impl CalicoIpam {
             cooling_due: BTreeSet::new(),
             empty_since: BTreeMap::new(),
             changes: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -202,6 +227,7 @@ impl CalicoIpam {
                 self.nodes.insert(
                     node.name.clone(),
                     NodeState {
+                        name: Arc::from(node.name.as_str()),
                         node: Arc::new(node),
                         affine: BTreeSet::new(),
                         borrowed: BTreeSet::new(),
@@ -323,18 +349,26 @@ impl CalicoIpam {
     /// Calico's `AutoAssign` (`ipam.go`): IPv4 first, then IPv6 unless IPv4 returned an error.
     pub fn auto_assign(&mut self, now: SimTime, req: &AssignRequest) -> AssignOutcome {
         self.expire_cooling(now);
-        if !self.nodes.contains_key(&req.node) {
+        let Some(who) = self.nodes.get(&req.node).map(|s| Requester {
+            node: Arc::clone(&s.node),
+            name: Arc::clone(&s.name),
+        }) else {
             return AssignOutcome::failed(messages::unknown_node(&req.node));
-        }
+        };
+        let mut scratch = std::mem::take(&mut self.scratch);
         let mut outcome = AssignOutcome::default();
         let mut errors: Vec<String> = Vec::new();
         for (v6, num) in [(false, req.num_v4), (true, req.num_v6)] {
             if num == 0 {
                 continue;
             }
-            let r = self.auto_assign_family(now, req, v6, num);
+            let r = self.auto_assign_family(now, req, &who, v6, num, &mut scratch);
             let short = (r.allocations.len() as u32) < r.requested;
-            outcome.allocations.extend(r.allocations);
+            if outcome.allocations.is_empty() {
+                outcome.allocations = r.allocations;
+            } else {
+                outcome.allocations.extend(r.allocations);
+            }
             if r.hard || short {
                 if r.messages.is_empty() {
                     errors.push(format!(
@@ -351,6 +385,7 @@ impl CalicoIpam {
                 break;
             }
         }
+        self.scratch = scratch;
         if !errors.is_empty() {
             outcome.error = Some(errors.join("; "));
         }
@@ -361,11 +396,13 @@ impl CalicoIpam {
         &mut self,
         now: SimTime,
         req: &AssignRequest,
+        who: &Requester,
         v6: bool,
         num: u32,
+        scratch: &mut Scratch,
     ) -> FamilyResult {
         let mut result = FamilyResult {
-            allocations: Vec::new(),
+            allocations: Vec::with_capacity(num.min(64) as usize),
             messages: Vec::new(),
             hard: false,
             requested: num,
@@ -375,22 +412,24 @@ impl CalicoIpam {
             r.hard = true;
             r
         };
-        let Some(node) = self.nodes.get(&req.node).map(|s| Arc::clone(&s.node)) else {
-            return hard(result, messages::unknown_node(&req.node));
-        };
+        let node = &*who.node;
         let windows = node.os == Os::Windows;
         // `ipam.go` GetIPAMConfig refuses Windows hosts without strict affinity.
         if windows && !self.config.strict_affinity {
             return hard(result, messages::WINDOWS_STRICT_AFFINITY.into());
         }
-        let allowed = match self.candidate_pools(req, &node, v6) {
-            Ok(pools) => pools,
-            Err(msg) => return hard(result, msg),
-        };
+        let allowed = &mut scratch.pools;
+        if let Err(msg) = self.candidate_pools(req, node, v6, allowed) {
+            return hard(result, msg);
+        }
+        let allowed: &[Arc<str>] = allowed;
         let strict = self.config.strict_affinity;
 
         // Affine blocks usable for this request, in order; release stale empty ones.
-        let affine_allowed = self.prepare_affine_blocks(&node, v6, &allowed);
+        let affine_allowed = &mut scratch.affine;
+        self.prepare_affine_blocks(node, v6, allowed, affine_allowed);
+        let affine_allowed: &[BlockKey] = affine_allowed;
+        let ordinals = &mut scratch.ordinals;
         let mut owned = affine_allowed.len() as u32;
         let mut limit = req.max_blocks_per_host;
         if windows && self.windows_use_single_network {
@@ -404,6 +443,8 @@ impl CalicoIpam {
             limit = DEFAULT_MAX_BLOCKS;
         }
 
+        // The handle is interned on the first block taken from, as before any address is held.
+        let mut handle = None;
         let mut next_affine = 0usize;
         while (result.allocations.len() as u32) < num {
             let allow_new_claim = owned < limit;
@@ -426,7 +467,7 @@ impl CalicoIpam {
                     if !self.config.auto_allocate_blocks {
                         return hard(result, messages::FAILED_TO_FIND_OR_CLAIM.into());
                     }
-                    match self.find_usable_block(now, &node, &allowed) {
+                    match self.find_usable_block(now, node, allowed) {
                         Some(key) => {
                             owned += 1;
                             let free = self.blocks.get(&key).map_or(0, |b| b.usable_free());
@@ -454,16 +495,16 @@ impl CalicoIpam {
                 }
             };
             let rem = num - result.allocations.len() as u32;
-            let got = self.take_from_block(key, rem, &req.handle, &node.name);
-            result.allocations.extend(got);
+            let id = *handle.get_or_insert_with(|| self.intern(&req.handle));
+            self.take_from_block(key, rem, id, &who.name, ordinals, &mut result.allocations);
         }
 
         // Borrowing: walk every allowed pool's existing blocks in claim order.
         let mut rem = num - result.allocations.len() as u32;
         if !strict && rem > 0 {
             let mut exhausted: Vec<String> = Vec::new();
-            for pool_name in &allowed {
-                let Some(state) = self.pools.get(pool_name) else {
+            for pool_name in allowed {
+                let Some(state) = self.pools.get(&**pool_name) else {
                     continue;
                 };
                 if !state.usable {
@@ -474,7 +515,7 @@ impl CalicoIpam {
                 let mut cursor = start;
                 let mut wrapped = false;
                 while rem > 0 {
-                    let next = self.pools.get(pool_name).and_then(|s| {
+                    let next = self.pools.get(&**pool_name).and_then(|s| {
                         if wrapped {
                             s.with_room.range(cursor..start).next().copied()
                         } else {
@@ -490,13 +531,21 @@ impl CalicoIpam {
                         cursor = 0;
                         continue;
                     };
-                    let key = match self.pools.get(pool_name) {
+                    let key = match self.pools.get(&**pool_name) {
                         Some(s) => net_key(&s.block_cidr(index)),
                         None => break,
                     };
-                    let got = self.take_from_block(key, rem, &req.handle, &node.name);
-                    rem -= got.len() as u32;
-                    result.allocations.extend(got);
+                    let id = *handle.get_or_insert_with(|| self.intern(&req.handle));
+                    let before = result.allocations.len();
+                    self.take_from_block(
+                        key,
+                        rem,
+                        id,
+                        &who.name,
+                        ordinals,
+                        &mut result.allocations,
+                    );
+                    rem -= (result.allocations.len() - before) as u32;
                     match index.checked_add(1) {
                         Some(c) => cursor = c,
                         None if !wrapped && start != 0 => {
@@ -519,13 +568,16 @@ impl CalicoIpam {
         result
     }
 
-    /// `determinePools` plus the use filter of prepareAffinityBlocksForHost: pool names.
+    /// `determinePools` plus the use filter of prepareAffinityBlocksForHost: the names of the
+    /// pools to use, in order, written to `allowed` (cleared first).
     fn candidate_pools(
         &self,
         req: &AssignRequest,
         node: &Node,
         v6: bool,
-    ) -> Result<Vec<String>, String> {
+        allowed: &mut Vec<Arc<str>>,
+    ) -> Result<(), String> {
+        allowed.clear();
         let max_prefix = match (node.os, v6) {
             // getMaxPrefixLen: 4 reserved addresses leave blocks of at most /29 (/125).
             (Os::Windows, false) => 29,
@@ -533,20 +585,13 @@ impl CalicoIpam {
             (Os::Linux, false) => 32,
             (Os::Linux, true) => 128,
         };
-        let enabled: Vec<&PoolState> = self
-            .pools
-            .values()
-            .filter(|s| s.v6 == v6 && !s.pool.disabled && s.usable)
-            .collect();
-        let qualified: Vec<&PoolState> = enabled
-            .iter()
-            .copied()
-            .filter(|s| s.pool.block_size <= max_prefix)
-            .collect();
-        if qualified.is_empty() {
+        // Enabled pools of the family whose blocks fit the node.
+        let qualified = |s: &&PoolState| {
+            s.v6 == v6 && !s.pool.disabled && s.usable && s.pool.block_size <= max_prefix
+        };
+        if !self.pools.values().any(|s| qualified(&s)) {
             return Err(messages::NO_QUALIFIED_POOL.into());
         }
-        let mut requested: Vec<String> = Vec::new();
         for entry in req.pools.iter().flatten() {
             // ResolvePools: a CIDR is taken as written, otherwise it must name a pool.
             let cidr = match entry.parse::<IpNet>() {
@@ -559,57 +604,62 @@ impl CalicoIpam {
             if matches!(cidr, IpNet::V6(_)) != v6 {
                 continue;
             }
-            match qualified.iter().find(|s| s.pool.network() == cidr) {
-                Some(s) => requested.push(s.pool.name.clone()),
+            match self
+                .pools
+                .values()
+                .filter(qualified)
+                .find(|s| s.pool.network() == cidr)
+            {
+                Some(s) => allowed.push(Arc::clone(&s.name)),
                 None => return Err(messages::pool_not_enabled(&cidr.to_string())),
             }
         }
-        let matching: Vec<String> = if !requested.is_empty() {
-            requested
-        } else {
+        if allowed.is_empty() {
             // Calico's loop here runs over all enabled pools; SPEC §3.2 makes pools whose
             // blocks are too small for Windows unusable, so the qualified list is used.
-            qualified
-                .iter()
-                .filter(|s| s.pool.assignment_mode == AssignmentMode::Automatic)
-                .filter(|s| s.pool.node_selector.matches(&node.labels))
-                .filter(|s| s.pool.namespace_selector.matches(&req.namespace_labels))
-                .map(|s| s.pool.name.clone())
-                .collect()
-        };
-        if matching.is_empty() {
+            allowed.extend(
+                self.pools
+                    .values()
+                    .filter(qualified)
+                    .filter(|s| s.pool.assignment_mode == AssignmentMode::Automatic)
+                    .filter(|s| s.pool.node_selector.matches(&node.labels))
+                    .filter(|s| s.pool.namespace_selector.matches(&req.namespace_labels))
+                    .map(|s| Arc::clone(&s.name)),
+            );
+        }
+        if allowed.is_empty() {
             return Err(messages::no_pools_for_node(&node.name));
         }
         let use_ = req.use_.allowed();
-        let allowed: Vec<String> = matching
-            .into_iter()
-            .filter(|n| self.pools.get(n).is_some_and(|s| s.pool.allows(use_)))
-            .collect();
+        allowed.retain(|n| self.pools.get(&**n).is_some_and(|s| s.pool.allows(use_)));
         if allowed.is_empty() {
             return Err(messages::no_pool_for_use(use_.as_str()));
         }
-        Ok(allowed)
+        Ok(())
     }
 
-    /// The node's affine blocks in `allowed` pools, in order; empty affine blocks of enabled
-    /// pools that no longer select the node are released on the way (`ipam.go`).
+    /// The node's affine blocks in `allowed` pools, in order, written to `usable` (cleared
+    /// first); empty affine blocks of enabled pools that no longer select the node are
+    /// released on the way (`ipam.go`).
     fn prepare_affine_blocks(
         &mut self,
         node: &Node,
         v6: bool,
-        allowed: &[String],
-    ) -> Vec<BlockKey> {
-        let affine: Vec<BlockKey> = self
-            .nodes
-            .get(&node.name)
-            .map(|s| s.affine.iter().copied().filter(|k| k.0 == v6).collect())
-            .unwrap_or_default();
-        let mut usable = Vec::new();
-        for key in affine {
+        allowed: &[Arc<str>],
+        usable: &mut Vec<BlockKey>,
+    ) {
+        usable.clear();
+        let Some(state) = self.nodes.get(&node.name) else {
+            return;
+        };
+        // Releasing one block changes nothing the test of another reads, so the stale ones
+        // are collected first and released afterwards, in the same order.
+        let mut stale: Vec<BlockKey> = Vec::new();
+        for &key in state.affine.range((v6, 0)..=(v6, u128::MAX)) {
             let Some(block) = self.blocks.get(&key) else {
                 continue;
             };
-            if allowed.contains(&block.pool) {
+            if allowed.iter().any(|p| **p == *block.pool) {
                 usable.push(key);
                 continue;
             }
@@ -621,10 +671,12 @@ impl CalicoIpam {
                 && !pool.pool.node_selector.matches(&node.labels)
                 && block.is_empty()
             {
-                self.release_affinity(key);
+                stale.push(key);
             }
         }
-        usable
+        for key in stale {
+            self.release_affinity(key);
+        }
     }
 
     /// `findUsableBlock`: the first unclaimed block in the pools' walk order, else (v3.32+)
@@ -633,10 +685,10 @@ impl CalicoIpam {
         &mut self,
         now: SimTime,
         node: &Node,
-        allowed: &[String],
+        allowed: &[Arc<str>],
     ) -> Option<BlockKey> {
         for name in allowed {
-            let Some(state) = self.pools.get(name) else {
+            let Some(state) = self.pools.get(&**name) else {
                 continue;
             };
             if !state.usable {
@@ -644,14 +696,14 @@ impl CalicoIpam {
             }
             let start = start_index(&node.name, state.log2);
             if let Some(index) = state.unclaimed.next_wrapping(start) {
-                return Some(self.claim_block(now, name, index, node));
+                return Some(self.claim_block(now, &name, index, node));
             }
         }
         if !self.profile.reclaims_empty_blocks() {
             return None;
         }
         for name in allowed {
-            let Some(state) = self.pools.get(name) else {
+            let Some(state) = self.pools.get(&**name) else {
                 continue;
             };
             if !state.usable {
@@ -678,7 +730,7 @@ impl CalicoIpam {
             }
             if let Some((index, key)) = found {
                 self.release_affinity(key);
-                return Some(self.claim_block(now, name, index, node));
+                return Some(self.claim_block(now, &name, index, node));
             }
         }
         None
@@ -697,7 +749,11 @@ impl CalicoIpam {
         ip: IpAddr,
     ) -> AssignOutcome {
         self.expire_cooling(now);
-        let Some(node) = self.nodes.get(node).map(|s| Arc::clone(&s.node)) else {
+        let Some((node, node_name)) = self
+            .nodes
+            .get(node)
+            .map(|s| (Arc::clone(&s.node), Arc::clone(&s.name)))
+        else {
             return AssignOutcome::failed(messages::unknown_node(node));
         };
         if node.os == Os::Windows && !self.config.strict_affinity {
@@ -760,10 +816,11 @@ impl CalicoIpam {
         if !taken {
             return AssignOutcome::failed(messages::already_assigned(&ip.to_string()));
         }
-        let allocation = self.record(key, &[ordinal], handle_id, &node.name);
+        let mut allocations = Vec::with_capacity(1);
+        self.record(key, &[ordinal], handle_id, &node_name, &mut allocations);
         self.reindex(key);
         AssignOutcome {
-            allocations: allocation,
+            allocations,
             error: None,
         }
     }
@@ -843,10 +900,11 @@ impl CalicoIpam {
         if !self.config.strict_affinity {
             return AssignOutcome::failed(messages::WINDOWS_STRICT_AFFINITY.into());
         }
-        let usable: Vec<String> = pools
+        let usable: Vec<Arc<str>> = pools
             .iter()
-            .filter(|p| self.pools.get(*p).is_some_and(|s| s.pool.block_size <= 29))
-            .cloned()
+            .filter_map(|p| self.pools.get(p))
+            .filter(|s| s.pool.block_size <= 29)
+            .map(|s| Arc::clone(&s.name))
             .collect();
         if usable.is_empty() {
             return AssignOutcome::failed(messages::NO_QUALIFIED_POOL.into());
@@ -854,7 +912,11 @@ impl CalicoIpam {
         let existing = self.nodes.get(&node.name).and_then(|s| {
             s.affine
                 .iter()
-                .find(|k| self.blocks.get(k).is_some_and(|b| usable.contains(&b.pool)))
+                .find(|k| {
+                    self.blocks
+                        .get(k)
+                        .is_some_and(|b| usable.iter().any(|p| **p == *b.pool))
+                })
                 .copied()
         });
         let key = match existing {
@@ -902,11 +964,11 @@ impl CalicoIpam {
         let mut released = Vec::new();
         for h in &held {
             if h.borrowed {
-                if let Some(n) = self.nodes.get_mut(&h.node) {
+                if let Some(n) = self.nodes.get_mut(&*h.node) {
                     n.borrowed.remove(&h.ip);
                 }
                 self.changes.push(IpamChange::BorrowReleased {
-                    node: h.node.clone(),
+                    node: h.node.to_string(),
                     ip: h.ip,
                 });
             }
@@ -993,74 +1055,76 @@ impl CalicoIpam {
             return id;
         }
         let id = HandleId(self.handles.len() as u32);
+        let name: Arc<str> = Arc::from(handle);
         self.handles.push(HandleRecord {
-            name: handle.to_string(),
+            name: Arc::clone(&name),
             held: Vec::new(),
         });
-        self.handle_ids.insert(handle.to_string(), id);
+        self.handle_ids.insert(name, id);
         id
     }
 
-    /// Takes up to `num` addresses from one block for `handle` on `node`.
+    /// Takes up to `num` addresses from one block for handle `id` on `node`, appending them
+    /// to `out`; `ordinals` is a reused buffer.
     fn take_from_block(
         &mut self,
         key: BlockKey,
         num: u32,
-        handle: &str,
-        node: &str,
-    ) -> Vec<Allocation> {
-        let id = self.intern(handle);
-        let ordinals = match self.blocks.get_mut(&key) {
-            Some(b) => b.take(num, id),
-            None => return Vec::new(),
-        };
-        let out = self.record(key, &ordinals, id, node);
+        id: HandleId,
+        node: &Arc<str>,
+        ordinals: &mut Vec<u32>,
+        out: &mut Vec<Allocation>,
+    ) {
+        ordinals.clear();
+        match self.blocks.get_mut(&key) {
+            Some(b) => b.take_into(num, id, ordinals),
+            None => return,
+        }
+        self.record(key, ordinals, id, node, out);
         self.reindex(key);
-        out
     }
 
-    /// Records newly held ordinals under the handle, and emits Borrowed changes.
+    /// Records newly held ordinals under the handle, appends them to `out`, and emits
+    /// Borrowed changes.
     fn record(
         &mut self,
         key: BlockKey,
         ordinals: &[u32],
         id: HandleId,
-        node: &str,
-    ) -> Vec<Allocation> {
+        node: &Arc<str>,
+        out: &mut Vec<Allocation>,
+    ) {
         let Some(block) = self.blocks.get(&key) else {
-            return Vec::new();
+            return;
         };
-        let borrowed = block.affinity.as_deref() != Some(node);
-        let (cidr, pool) = (block.cidr, block.pool.clone());
-        let ips: Vec<IpAddr> = ordinals.iter().map(|&o| block.ordinal_ip(o)).collect();
-        let mut out = Vec::with_capacity(ips.len());
-        for ip in ips {
+        let borrowed = block.affinity.as_deref() != Some(&**node);
+        for &o in ordinals {
+            let ip = block.ordinal_ip(o);
             if let Some(rec) = self.handles.get_mut(id.0 as usize) {
                 rec.held.push(Held {
                     ip,
                     block: key,
-                    node: node.to_string(),
+                    node: Arc::clone(node),
                     borrowed,
                 });
             }
             if borrowed {
-                if let Some(n) = self.nodes.get_mut(node) {
+                if let Some(n) = self.nodes.get_mut(&**node) {
                     n.borrowed.insert(ip);
                 }
                 self.changes.push(IpamChange::Borrowed {
                     node: node.to_string(),
                     ip,
-                    block: cidr,
+                    block: block.cidr,
                 });
             }
             out.push(Allocation {
                 ip,
-                block: cidr,
-                pool: pool.clone(),
+                block: block.cidr,
+                pool: block.pool.clone(),
                 borrowed,
             });
         }
-        out
     }
 
     /// Creates block `index` of `pool` with affinity to `node` (`claimAffineBlock`).
@@ -1289,7 +1353,7 @@ impl CalicoIpam {
     // ----- read access for `query` -----------------------------------------------------
 
     pub(crate) fn handle_name(&self, id: HandleId) -> Option<&str> {
-        self.handles.get(id.0 as usize).map(|h| h.name.as_str())
+        self.handles.get(id.0 as usize).map(|h| &*h.name)
     }
 
     pub(crate) fn node_affine(&self, node: &str) -> Vec<BlockKey> {
@@ -1312,7 +1376,7 @@ impl CalicoIpam {
             .held
             .iter()
             .find(|h| h.ip == ip)
-            .map(|h| (h.node.clone(), h.borrowed))
+            .map(|h| (h.node.to_string(), h.borrowed))
     }
 
     /// The addresses `handle` holds, in the order they were handed out.

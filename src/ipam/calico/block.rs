@@ -270,13 +270,16 @@ impl Block {
 
     /// `autoAssign` inside the block: up to `num` ordinals from the front of the free list,
     /// skipping reserved ones, which keep their places.
-    pub(crate) fn take(&mut self, num: u32, handle: HandleId) -> Vec<u32> {
-        let mut taken = Vec::new();
+    /// The ordinals are appended to `taken` (a buffer the caller reuses, so that the usual
+    /// one-address request allocates nothing here).
+    pub(crate) fn take_into(&mut self, num: u32, handle: HandleId, taken: &mut Vec<u32>) {
         if self.wholly_reserved {
-            return taken;
+            return;
         }
+        let before = taken.len();
+        let mut count = 0u32;
         let mut skipped: Vec<u32> = Vec::new();
-        while (taken.len() as u32) < num {
+        while count < num {
             let Some(o) = self.free.pop_front() else {
                 break;
             };
@@ -286,12 +289,20 @@ impl Block {
             }
             self.slots[o as usize] = Slot::Held(handle);
             taken.push(o);
+            count += 1;
         }
         for o in skipped.into_iter().rev() {
             self.free.push_front(o);
         }
-        self.held += taken.len() as u32;
-        self.usable_free -= taken.len() as u32;
+        debug_assert_eq!(taken.len() - before, count as usize);
+        self.held += count;
+        self.usable_free -= count;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn take(&mut self, num: u32, handle: HandleId) -> Vec<u32> {
+        let mut taken = Vec::new();
+        self.take_into(num, handle, &mut taken);
         taken
     }
 
