@@ -21,7 +21,7 @@ use std::sync::Arc;
 use ipnet::IpNet;
 
 use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net_key};
-use super::hash::FastMap;
+use super::hash::{FastMap, fnv1a};
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::{IndexRanges, start_index};
 use super::{
@@ -127,9 +127,10 @@ struct Held {
 
 #[derive(Clone, Debug)]
 struct HandleRecord {
-    /// The same string as the key in `handle_ids`.
-    name: Arc<str>,
+    name: String,
     held: Vec<Held>,
+    /// The previously interned handle whose name has the same hash, if any.
+    same_hash: Option<HandleId>,
 }
 
 /// The node a request is made for: looked up once per request.
@@ -158,9 +159,14 @@ pub struct CalicoIpam {
     pub(crate) pools: BTreeMap<String, PoolState>,
     reservations: Vec<IpReservation>,
     reserved: ReservedSet,
-    pub(crate) blocks: BTreeMap<BlockKey, Block>,
+    /// Boxed so that the tree's nodes hold only keys and pointers: the several lookups of
+    /// each allocation then touch a few cache lines instead of striding over whole blocks.
+    pub(crate) blocks: BTreeMap<BlockKey, Box<Block>>,
     nodes: FastMap<String, NodeState>,
-    handle_ids: FastMap<Arc<str>, HandleId>,
+    /// Handle name hash → the last handle interned with that hash (`same_hash` chains the
+    /// others). Keyed by the hash rather than the name so that growing the map, which
+    /// happens often while pods are created, never reads the names back from the heap.
+    handle_ids: FastMap<u64, HandleId>,
     handles: Vec<HandleRecord>,
     /// (due, block): a block whose earliest cooling address frees strictly after `due`.
     cooling_due: BTreeSet<(SimTime, BlockKey)>,
@@ -614,24 +620,31 @@ impl CalicoIpam {
                 None => return Err(messages::pool_not_enabled(&cidr.to_string())),
             }
         }
+        let use_ = req.use_.allowed();
         if allowed.is_empty() {
             // Calico's loop here runs over all enabled pools; SPEC §3.2 makes pools whose
             // blocks are too small for Windows unusable, so the qualified list is used.
-            allowed.extend(
-                self.pools
-                    .values()
-                    .filter(qualified)
-                    .filter(|s| s.pool.assignment_mode == AssignmentMode::Automatic)
-                    .filter(|s| s.pool.node_selector.matches(&node.labels))
-                    .filter(|s| s.pool.namespace_selector.matches(&req.namespace_labels))
-                    .map(|s| Arc::clone(&s.name)),
-            );
+            // The use filter is applied in the same pass.
+            let mut matching = false;
+            for s in self
+                .pools
+                .values()
+                .filter(qualified)
+                .filter(|s| s.pool.assignment_mode == AssignmentMode::Automatic)
+                .filter(|s| s.pool.node_selector.matches(&node.labels))
+                .filter(|s| s.pool.namespace_selector.matches(&req.namespace_labels))
+            {
+                matching = true;
+                if s.pool.allows(use_) {
+                    allowed.push(Arc::clone(&s.name));
+                }
+            }
+            if !matching {
+                return Err(messages::no_pools_for_node(&node.name));
+            }
+        } else {
+            allowed.retain(|n| self.pools.get(&**n).is_some_and(|s| s.pool.allows(use_)));
         }
-        if allowed.is_empty() {
-            return Err(messages::no_pools_for_node(&node.name));
-        }
-        let use_ = req.use_.allowed();
-        allowed.retain(|n| self.pools.get(&**n).is_some_and(|s| s.pool.allows(use_)));
         if allowed.is_empty() {
             return Err(messages::no_pool_for_use(use_.as_str()));
         }
@@ -950,7 +963,7 @@ impl CalicoIpam {
     /// Returns the addresses released.
     pub fn release(&mut self, now: SimTime, handle: &str) -> Vec<IpAddr> {
         self.expire_cooling(now);
-        let Some(&id) = self.handle_ids.get(handle) else {
+        let Some(id) = self.handle_id(handle) else {
             return Vec::new();
         };
         let held = match self.handles.get_mut(id.0 as usize) {
@@ -1050,17 +1063,29 @@ impl CalicoIpam {
 
     // ----- internals -------------------------------------------------------------------
 
+    fn handle_id(&self, handle: &str) -> Option<HandleId> {
+        let mut next = self.handle_ids.get(&fnv1a(handle.as_bytes())).copied();
+        while let Some(id) = next {
+            let rec = self.handles.get(id.0 as usize)?;
+            if rec.name == handle {
+                return Some(id);
+            }
+            next = rec.same_hash;
+        }
+        None
+    }
+
     fn intern(&mut self, handle: &str) -> HandleId {
-        if let Some(&id) = self.handle_ids.get(handle) {
+        if let Some(id) = self.handle_id(handle) {
             return id;
         }
         let id = HandleId(self.handles.len() as u32);
-        let name: Arc<str> = Arc::from(handle);
+        let same_hash = self.handle_ids.insert(fnv1a(handle.as_bytes()), id);
         self.handles.push(HandleRecord {
-            name: Arc::clone(&name),
+            name: handle.to_string(),
             held: Vec::new(),
+            same_hash,
         });
-        self.handle_ids.insert(name, id);
         id
     }
 
@@ -1076,12 +1101,21 @@ impl CalicoIpam {
         out: &mut Vec<Allocation>,
     ) {
         ordinals.clear();
-        match self.blocks.get_mut(&key) {
-            Some(b) => b.take_into(num, id, ordinals),
+        let unchanged = match self.blocks.get_mut(&key) {
+            Some(b) => {
+                let was_empty = b.is_empty();
+                b.take_into(num, id, ordinals);
+                // A block that was already in use and still has room keeps its place in
+                // every index (with_room, empty, empty_since), so the usual allocation
+                // skips `reindex`.
+                !was_empty && b.usable_free() > 0
+            }
             None => return,
-        }
+        };
         self.record(key, ordinals, id, node, out);
-        self.reindex(key);
+        if !unchanged {
+            self.reindex(key);
+        }
     }
 
     /// Records newly held ordinals under the handle, appends them to `out`, and emits
@@ -1144,7 +1178,7 @@ impl CalicoIpam {
             &self.reserved,
         );
         let key = block.key();
-        self.blocks.insert(key, block);
+        self.blocks.insert(key, Box::new(block));
         if let Some(n) = self.nodes.get_mut(&node.name) {
             n.affine.insert(key);
         }
@@ -1381,7 +1415,7 @@ impl CalicoIpam {
 
     /// The addresses `handle` holds, in the order they were handed out.
     pub fn allocations_of(&self, handle: &str) -> Vec<Allocation> {
-        let Some(&id) = self.handle_ids.get(handle) else {
+        let Some(id) = self.handle_id(handle) else {
             return Vec::new();
         };
         let Some(rec) = self.handles.get(id.0 as usize) else {

@@ -1,5 +1,5 @@
-//! A fast, deterministic hasher for the lookup-only maps of the allocator (handles and
-//! nodes by name). SipHash's protection against hash flooding is not needed for names a
+//! A fast, deterministic hasher for the lookup-only maps of the allocator (nodes by name,
+//! handles by the hash of their name). SipHash's protection against hash flooding is not needed for names a
 //! scenario author wrote, and FNV-1a is several times cheaper on short strings.
 //! These maps are never iterated, so their order never reaches an output.
 
@@ -28,6 +28,13 @@ impl Hasher for Fnv1a {
     }
 }
 
+/// The 64-bit FNV-1a hash of `bytes`.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h = Fnv1a::default();
+    h.write(bytes);
+    h.finish()
+}
+
 /// A `HashMap` keyed with [`Fnv1a`], for lookups only.
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv1a>>;
 
@@ -37,11 +44,7 @@ mod tests {
 
     #[test]
     fn fnv1a_matches_the_published_vectors() {
-        let hash = |s: &str| {
-            let mut h = Fnv1a::default();
-            h.write(s.as_bytes());
-            h.finish()
-        };
+        let hash = |s: &str| fnv1a(s.as_bytes());
         assert_eq!(hash(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(hash("a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(hash("foobar"), 0x8594_4171_f739_67e8);
