@@ -281,7 +281,7 @@ impl CalicoIpam {
             if let Some(index) = state.index_of(&cidr)
                 && let Some(b) = self.blocks.get_mut(&key)
             {
-                b.pool = name.clone();
+                b.pool = Arc::clone(&state.name);
                 b.index = index;
             }
         }
@@ -299,7 +299,7 @@ impl CalicoIpam {
         state.pool.disabled = true;
         let net = state.pool.network();
         for key in self.block_keys_in(&net) {
-            let in_pool = self.blocks.get(&key).is_some_and(|b| b.pool == name);
+            let in_pool = self.blocks.get(&key).is_some_and(|b| *b.pool == *name);
             if in_pool {
                 self.release_affinity(key);
             }
@@ -672,13 +672,17 @@ impl CalicoIpam {
             let Some(block) = self.blocks.get(&key) else {
                 continue;
             };
-            if allowed.iter().any(|p| **p == *block.pool) {
+            // Pointer equality first: the block usually shares its pool's name.
+            if allowed
+                .iter()
+                .any(|p| Arc::ptr_eq(p, &block.pool) || **p == *block.pool)
+            {
                 usable.push(key);
                 continue;
             }
             let pool = self
                 .pools
-                .get(&block.pool)
+                .get(&*block.pool)
                 .filter(|s| !s.pool.disabled && s.index_of(&block.cidr).is_some());
             if let Some(pool) = pool
                 && !pool.pool.node_selector.matches(&node.labels)
@@ -709,7 +713,7 @@ impl CalicoIpam {
             }
             let start = start_index(&node.name, state.log2);
             if let Some(index) = state.unclaimed.next_wrapping(start) {
-                return Some(self.claim_block(now, &name, index, node));
+                return Some(self.claim_block(now, name, index, node));
             }
         }
         if !self.profile.reclaims_empty_blocks() {
@@ -743,7 +747,7 @@ impl CalicoIpam {
             }
             if let Some((index, key)) = found {
                 self.release_affinity(key);
-                return Some(self.claim_block(now, &name, index, node));
+                return Some(self.claim_block(now, name, index, node));
             }
         }
         None
@@ -948,7 +952,7 @@ impl CalicoIpam {
             allocations: vec![Allocation {
                 ip: b.ordinal_ip(1),
                 block: b.cidr,
-                pool: b.pool.clone(),
+                pool: b.pool.to_string(),
                 borrowed: false,
             }],
             error: None,
@@ -1155,7 +1159,7 @@ impl CalicoIpam {
             out.push(Allocation {
                 ip,
                 block: block.cidr,
-                pool: block.pool.clone(),
+                pool: block.pool.to_string(),
                 borrowed,
             });
         }
@@ -1170,7 +1174,7 @@ impl CalicoIpam {
         state.unclaimed.remove(index);
         let block = Block::new(
             cidr,
-            pool,
+            Arc::clone(&state.name),
             index,
             Some(node.name.clone()),
             now,
@@ -1251,7 +1255,7 @@ impl CalicoIpam {
             n.affine.remove(&key);
         }
         self.empty_since.remove(&key);
-        if let Some(state) = self.pools.get_mut(&block.pool)
+        if let Some(state) = self.pools.get_mut(&*block.pool)
             && let Some(index) = state.index_of(&block.cidr)
         {
             state.with_room.remove(&index);
@@ -1269,7 +1273,7 @@ impl CalicoIpam {
         let Some(block) = self.blocks.get(&key) else {
             return;
         };
-        let Some(state) = self.pools.get_mut(&block.pool) else {
+        let Some(state) = self.pools.get_mut(&*block.pool) else {
             return;
         };
         let Some(index) = state.index_of(&block.cidr) else {
@@ -1428,7 +1432,7 @@ impl CalicoIpam {
                 Some(Allocation {
                     ip: h.ip,
                     block: b.cidr,
-                    pool: b.pool.clone(),
+                    pool: b.pool.to_string(),
                     borrowed: h.borrowed,
                 })
             })

@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 use ipnet::IpNet;
 
@@ -119,7 +120,8 @@ impl ReservedSet {
 #[derive(Clone, Debug)]
 pub(crate) struct Block {
     pub(crate) cidr: IpNet,
-    pub(crate) pool: String,
+    /// The creating pool's name, shared with the pool's state (`PoolState::name`).
+    pub(crate) pool: Arc<str>,
     /// The block's index inside its pool (its position in the walk).
     pub(crate) index: u128,
     pub(crate) affinity: Option<String>,
@@ -142,7 +144,7 @@ pub(crate) struct Block {
 impl Block {
     pub(crate) fn new(
         cidr: IpNet,
-        pool: &str,
+        pool: Arc<str>,
         index: u128,
         affinity: Option<String>,
         now: SimTime,
@@ -163,7 +165,7 @@ impl Block {
         }
         let mut block = Block {
             cidr,
-            pool: pool.to_string(),
+            pool,
             index,
             affinity,
             claim_time: now,
@@ -395,7 +397,7 @@ mod tests {
     fn block(cidr: &str, windows: bool) -> Block {
         Block::new(
             cidr.parse().unwrap(),
-            "p",
+            "p".into(),
             0,
             Some("n1".into()),
             SimTime::ZERO,
@@ -442,7 +444,7 @@ mod tests {
         let res = ReservedSet::new(vec!["10.0.0.1/32".parse().unwrap()]);
         let mut b = Block::new(
             "10.0.0.0/30".parse().unwrap(),
-            "p",
+            "p".into(),
             0,
             None,
             SimTime::ZERO,

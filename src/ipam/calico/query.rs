@@ -89,7 +89,7 @@ impl CalicoIpam {
             free: capacity,
         };
         let mut used: u128 = 0;
-        for b in self.blocks.values().filter(|b| b.pool == name) {
+        for b in self.blocks.values().filter(|b| *b.pool == *name) {
             report.blocks += 1;
             report.allocated += u64::from(b.held());
             report.reserved += u64::from(b.windows_reserved());
@@ -120,7 +120,7 @@ impl CalicoIpam {
         Some(IpOwner {
             handle: self.handle_name(id)?.to_string(),
             block: block.cidr,
-            pool: block.pool.clone(),
+            pool: block.pool.to_string(),
             node,
             affinity: block.affinity.clone(),
             borrowed,
@@ -131,7 +131,7 @@ impl CalicoIpam {
 fn report(b: &Block) -> BlockReport {
     BlockReport {
         cidr: b.cidr,
-        pool: b.pool.clone(),
+        pool: b.pool.to_string(),
         affinity: b.affinity.clone(),
         allocated: b.held(),
         reserved: b.windows_reserved(),
