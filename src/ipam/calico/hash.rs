@@ -1,7 +1,7 @@
 //! A fast, deterministic hasher for the lookup-only maps of the allocator (nodes by name,
-//! handles by the hash of their name). SipHash's protection against hash flooding is not needed for names a
-//! scenario author wrote, and FNV-1a is several times cheaper on short strings.
-//! These maps are never iterated, so their order never reaches an output.
+//! handles by the hash of their name). SipHash's protection against hash flooding is not
+//! needed for names a scenario author wrote, and FNV-1a is several times cheaper on short
+//! strings. These maps are never iterated, so their order never reaches an output.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
