@@ -41,14 +41,7 @@ fn render(file: &Path) -> Rendered {
     let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last)
         .unwrap_or_else(|m| panic!("{}: {m:?}", file.display()));
     let report = Report::new(&s, &outcome, results);
-    let updates = podnet::report::bgp_update_series(&outcome.log);
-    let rib_sizes = report.rib_sizes();
-    let mut inputs = ChartInputs::new(&report, &outcome.pool_usage);
-    if report.bgp.is_some() {
-        inputs.bgp_updates = Some(&updates);
-        inputs.rib_sizes = Some(&rib_sizes);
-    }
-    let charts = charts::render(&inputs);
+    let charts = podnet::report::run_charts(&report, &outcome);
     Rendered {
         md: markdown::render(&report, &charts, report.unreachable.as_deref()),
         html: html::render(&report, &charts, report.unreachable.as_deref()),

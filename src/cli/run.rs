@@ -4,8 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::common::load_and_run;
 use super::{Format, RunArgs, exit};
-use crate::report::charts::{self, ChartInputs};
-use crate::report::{Report, bgp_update_series, dot, events_jsonl, html, markdown};
+use crate::report::{Report, dot, events_jsonl, html, markdown, run_charts};
 use crate::sim::Outcome;
 
 pub fn run(args: &RunArgs) -> i32 {
@@ -44,14 +43,7 @@ fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Res
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("report.json"), report.to_json())?;
     std::fs::write(dir.join("events.jsonl"), events_jsonl(&outcome.log))?;
-    let updates = bgp_update_series(&outcome.log);
-    let rib_sizes = report.rib_sizes();
-    let mut inputs = ChartInputs::new(report, &outcome.pool_usage);
-    if report.bgp.is_some() {
-        inputs.bgp_updates = Some(&updates);
-        inputs.rib_sizes = Some(&rib_sizes);
-    }
-    let charts = charts::render(&inputs);
+    let charts = run_charts(report, outcome);
     std::fs::write(
         dir.join("report.md"),
         markdown::render(report, &charts, report.unreachable.as_deref()),

@@ -299,6 +299,19 @@ impl Report {
     }
 }
 
+/// Every chart of a run: pool utilisation and pods per node, plus BGP UPDATEs over time and
+/// Loc-RIB sizes when anything speaks BGP. The one place that decides which charts a run has.
+pub fn run_charts(report: &Report, outcome: &Outcome) -> Vec<charts::Chart> {
+    let updates = bgp_update_series(&outcome.log);
+    let rib_sizes = report.rib_sizes();
+    let mut inputs = charts::ChartInputs::new(report, &outcome.pool_usage);
+    if report.bgp.is_some() {
+        inputs.bgp_updates = Some(&updates);
+        inputs.rib_sizes = Some(&rib_sizes);
+    }
+    charts::render(&inputs)
+}
+
 /// `events.jsonl`: one JSON object per line.
 pub fn events_jsonl(log: &[LogEntry]) -> String {
     let mut out = String::new();
