@@ -45,27 +45,28 @@ use crate::model::network::BgpSettings;
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, Topology};
 
-/// An UPDATE in flight: a slot reused once the message is delivered (slots are taken
-/// lowest-free-first, so ids are deterministic).
+/// A group of UPDATEs arriving at one instant, or of speakers finishing a message at one
+/// instant: a slot reused once the event fires (the last freed slot is taken first, so ids
+/// are deterministic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct UpdateId(pub u64);
+pub struct BatchId(pub u32);
 
 /// Something the engine wants to happen at a later (or the same) instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BgpEvent {
     /// The OPEN exchange of a connecting session completes.
     SessionEstablished { session: SessionId, epoch: u32 },
-    /// An UPDATE reaches its receiver (it is then queued for processing).
-    Deliver {
-        session: SessionId,
-        epoch: u32,
-        update: UpdateId,
-    },
+    /// UPDATEs reach their receivers (each is then queued for processing), in the order
+    /// they were sent.
+    Deliver { batch: BatchId },
     /// The speaker finishes processing the message at the head of its queue.
     ProcessNext {
         speaker: SpeakerId,
         incarnation: u32,
     },
+    /// Several speakers finish processing the message at the head of their queues, in
+    /// this order (each as a `ProcessNext` would).
+    ProcessMany { batch: BatchId },
     /// The speaker sends the changes decided at this instant.
     Flush {
         speaker: SpeakerId,
@@ -91,7 +92,7 @@ impl BgpEvent {
         match self {
             BgpEvent::SessionEstablished { .. } => "sessionEstablished",
             BgpEvent::Deliver { .. } => "updateDelivered",
-            BgpEvent::ProcessNext { .. } => "updateProcessed",
+            BgpEvent::ProcessNext { .. } | BgpEvent::ProcessMany { .. } => "updateProcessed",
             BgpEvent::Flush { .. } => "updatesFlushed",
             BgpEvent::HoldExpired { .. } => "holdExpired",
             BgpEvent::MraiExpired { .. } => "mraiExpired",
@@ -102,6 +103,36 @@ impl BgpEvent {
 /// Events to schedule: `(when, what)`.
 pub type Scheduled = Vec<(SimTime, BgpEvent)>;
 
+/// What an UPDATE carries. A reflector sending the same change to a thousand clients
+/// builds it once and every message shares it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpdateBody {
+    pub withdrawn: Vec<PrefixId>,
+    pub announced: Vec<(PrefixId, Attrs)>,
+}
+
+impl UpdateBody {
+    pub fn prefix_count(&self) -> usize {
+        self.withdrawn.len() + self.announced.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.withdrawn.is_empty() && self.announced.is_empty()
+    }
+
+    /// The same prefixes with the same attributes (compared by identity: bodies built in
+    /// one flush share their attributes).
+    fn same_as(&self, other: &UpdateBody) -> bool {
+        self.withdrawn == other.withdrawn
+            && self.announced.len() == other.announced.len()
+            && self
+                .announced
+                .iter()
+                .zip(&other.announced)
+                .all(|((p, a), (q, b))| p == q && Arc::ptr_eq(a, b))
+    }
+}
+
 /// A BGP UPDATE message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Update {
@@ -109,13 +140,75 @@ pub struct Update {
     pub from: SpeakerId,
     pub to: SpeakerId,
     pub sent_at: SimTime,
-    pub withdrawn: Vec<PrefixId>,
-    pub announced: Vec<(PrefixId, Attrs)>,
+    pub body: Arc<UpdateBody>,
 }
 
 impl Update {
     pub fn prefix_count(&self) -> usize {
-        self.withdrawn.len() + self.announced.len()
+        self.body.prefix_count()
+    }
+}
+
+/// An UPDATE on its way, with the session epoch it was sent in.
+#[derive(Clone, Debug)]
+struct Delivery {
+    epoch: u32,
+    update: Update,
+}
+
+/// UPDATEs leaving in one handler, grouped by arrival instant in the order they were sent.
+/// Messages sent one after another arrive one after another at the same instant, so one
+/// event per instant delivers them in exactly the order separate events would.
+#[derive(Debug, Default)]
+struct Arrivals {
+    groups: Vec<(SimTime, Vec<Delivery>)>,
+    by_time: HashMap<SimTime, usize>,
+}
+
+impl Arrivals {
+    fn add(&mut self, at: SimTime, delivery: Delivery) {
+        let i = *self.by_time.entry(at).or_insert_with(|| {
+            self.groups.push((at, Vec::new()));
+            self.groups.len() - 1
+        });
+        self.groups[i].1.push(delivery);
+    }
+}
+
+/// Slots for the payload of batched events.
+#[derive(Debug)]
+struct Slots<T> {
+    items: Vec<Option<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Slots {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Slots<T> {
+    fn put(&mut self, item: T) -> BatchId {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i as usize] = Some(item);
+                BatchId(i)
+            }
+            None => {
+                self.items.push(Some(item));
+                BatchId(self.items.len() as u32 - 1)
+            }
+        }
+    }
+
+    fn take(&mut self, id: BatchId) -> Option<T> {
+        let item = self.items.get_mut(id.0 as usize)?.take()?;
+        self.free.push(id.0);
+        Some(item)
     }
 }
 
@@ -170,8 +263,6 @@ pub struct LogOptions {
     pub updates: bool,
     /// One line per best-path change and per rejected route.
     pub routes: bool,
-    /// Record `(time, speaker, prefix)` of every Loc-RIB change for [`BgpEngine::take_rib_changes`].
-    pub rib_changes: bool,
 }
 
 impl Default for LogOptions {
@@ -179,17 +270,8 @@ impl Default for LogOptions {
         LogOptions {
             updates: true,
             routes: true,
-            rib_changes: true,
         }
     }
-}
-
-/// A Loc-RIB change: the simulator refreshes this speaker's FIB entry for the prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RibChange {
-    pub time: SimTime,
-    pub speaker: DeviceId,
-    pub prefix: IpNet,
 }
 
 /// One candidate route as `podnet routes` shows it.
@@ -288,12 +370,17 @@ pub struct BgpEngine {
     timers: Timers,
     settings: BgpSettings,
     underlay: Underlay,
-    /// UPDATEs in flight with the session epoch they were sent in, by slot.
-    in_flight: Vec<Option<(u32, Update)>>,
-    free_slots: Vec<u64>,
+    /// UPDATEs in flight, by arrival instant.
+    in_flight: Slots<Vec<Delivery>>,
+    /// Speakers (with their incarnation) finishing a message at one instant.
+    finishing: Slots<Vec<(SpeakerId, u32)>>,
     options: LogOptions,
     log: Vec<BgpLogEntry>,
-    rib_changes: Vec<RibChange>,
+    /// The instants at which some Loc-RIB changed, each once, since the last take.
+    rib_change_times: Vec<SimTime>,
+    /// The last instant something worth a log line happened, whether or not the line was
+    /// kept ([`LogOptions`] only decides what is written down, never what happens).
+    last_activity: SimTime,
     last_rib_change: SimTime,
     last_state_change: SimTime,
     total_updates: u64,
@@ -348,11 +435,12 @@ impl BgpEngine {
             timers,
             settings: *settings,
             underlay: Underlay::new(topology),
-            in_flight: Vec::new(),
-            free_slots: Vec::new(),
+            in_flight: Slots::default(),
+            finishing: Slots::default(),
             options: LogOptions::default(),
             log: Vec::new(),
-            rib_changes: Vec::new(),
+            rib_change_times: Vec::new(),
+            last_activity: SimTime::ZERO,
             last_rib_change: SimTime::ZERO,
             last_state_change: SimTime::ZERO,
             total_updates: 0,
@@ -409,15 +497,16 @@ impl BgpEngine {
             BgpEvent::SessionEstablished { session, epoch } => {
                 self.on_established(now, session, epoch, &mut out)
             }
-            BgpEvent::Deliver {
-                session,
-                epoch,
-                update,
-            } => self.on_deliver(now, session, epoch, update, &mut out),
+            BgpEvent::Deliver { batch } => self.on_deliver(now, batch, &mut out),
             BgpEvent::ProcessNext {
                 speaker,
                 incarnation,
             } => self.on_process_next(now, speaker, incarnation, &mut out),
+            BgpEvent::ProcessMany { batch } => {
+                for (speaker, incarnation) in self.finishing.take(batch).unwrap_or_default() {
+                    self.on_process_next(now, speaker, incarnation, &mut out);
+                }
+            }
             BgpEvent::Flush {
                 speaker,
                 incarnation,
@@ -829,14 +918,6 @@ impl BgpEngine {
         self.last_state_change.max(self.last_rib_change)
     }
 
-    /// An UPDATE still in flight (for logging a `Deliver`).
-    pub fn update(&self, id: UpdateId) -> Option<&Update> {
-        self.in_flight
-            .get(id.0 as usize)
-            .and_then(|slot| slot.as_ref())
-            .map(|(_, u)| u)
-    }
-
     pub fn prefix(&self, id: PrefixId) -> IpNet {
         self.prefixes.net(id)
     }
@@ -846,9 +927,15 @@ impl BgpEngine {
         std::mem::take(&mut self.log)
     }
 
-    /// Drains the Loc-RIB changes recorded since the last call.
-    pub fn take_rib_changes(&mut self) -> Vec<RibChange> {
-        std::mem::take(&mut self.rib_changes)
+    /// Drains the instants (ascending, each once) at which some Loc-RIB changed since the
+    /// last call.
+    pub fn take_rib_change_times(&mut self) -> Vec<SimTime> {
+        std::mem::take(&mut self.rib_change_times)
+    }
+
+    /// The last instant something happened that the full log would have a line for.
+    pub fn last_activity(&self) -> SimTime {
+        self.last_activity
     }
 
     // ----- sessions -----
@@ -867,6 +954,7 @@ impl BgpEngine {
     }
 
     fn note(&mut self, time: SimTime, kind: BgpLogKind, subject: String, outcome: String) {
+        self.last_activity = self.last_activity.max(time);
         self.log.push(BgpLogEntry {
             time,
             kind,
@@ -1144,41 +1232,45 @@ impl BgpEngine {
 
     // ----- receiving -----
 
-    fn on_deliver(
-        &mut self,
-        now: SimTime,
-        x: SessionId,
-        epoch: u32,
-        id: UpdateId,
-        out: &mut Scheduled,
-    ) {
-        let Some((_, update)) = self
-            .in_flight
-            .get_mut(id.0 as usize)
-            .and_then(|slot| slot.take())
-        else {
+    /// Queues each arriving UPDATE at its receiver; receivers that were idle start on it
+    /// and finish together (one event per finishing instant, in arrival order).
+    fn on_deliver(&mut self, now: SimTime, batch: BatchId, out: &mut Scheduled) {
+        let Some(deliveries) = self.in_flight.take(batch) else {
             return;
         };
-        self.free_slots.push(id.0);
-        if self.srt[x.index()].epoch != epoch {
-            return;
+        let mut finishing: Vec<(SimTime, Vec<(SpeakerId, u32)>)> = Vec::new();
+        for Delivery { epoch, update } in deliveries {
+            if self.srt[update.session.index()].epoch != epoch {
+                continue;
+            }
+            let to = update.to;
+            let cost = self.processing_cost(&update);
+            let r = &mut self.rt[to.index()];
+            if !r.up {
+                continue;
+            }
+            r.inbox.push_back((epoch, update));
+            if !r.processing {
+                r.processing = true;
+                let at = now + cost;
+                let entry = (to, r.incarnation);
+                match finishing.iter_mut().find(|(t, _)| *t == at) {
+                    Some((_, group)) => group.push(entry),
+                    None => finishing.push((at, vec![entry])),
+                }
+            }
         }
-        let to = update.to;
-        let cost = self.processing_cost(&update);
-        let r = &mut self.rt[to.index()];
-        if !r.up {
-            return;
-        }
-        r.inbox.push_back((epoch, update));
-        if !r.processing {
-            r.processing = true;
-            out.push((
-                now + cost,
-                BgpEvent::ProcessNext {
-                    speaker: to,
-                    incarnation: r.incarnation,
+        for (at, group) in finishing {
+            let event = match group[..] {
+                [(speaker, incarnation)] => BgpEvent::ProcessNext {
+                    speaker,
+                    incarnation,
                 },
-            ));
+                _ => BgpEvent::ProcessMany {
+                    batch: self.finishing.put(group),
+                },
+            };
+            out.push((at, event));
         }
     }
 
@@ -1247,16 +1339,19 @@ impl BgpEngine {
         let source = RouteSource::Peer(x);
         let ebgp = self.sessions[x.index()].session_type == SessionType::Ebgp;
         self.rt[s.index()].received += 1;
-        for p in update.withdrawn {
+        for &p in &update.body.withdrawn {
             self.set_route(now, s, p, source, None, out);
         }
-        for (p, attrs) in update.announced {
+        for (p, attrs) in &update.body.announced {
+            let (p, attrs) = (*p, attrs.clone());
             match import_check(&attrs, ebgp, &self.speakers[s.index()]) {
                 Err(why) => {
                     if self.options.routes {
                         let subject = format!("{} <- {}", self.name(s), self.name(update.from));
                         let outcome = format!("{} rejected: {why}", self.prefixes.net(p));
                         self.note(now, BgpLogKind::RouteRejected, subject, outcome);
+                    } else {
+                        self.last_activity = self.last_activity.max(now);
                     }
                     self.set_route(now, s, p, source, None, out);
                 }
@@ -1349,12 +1444,8 @@ impl BgpEngine {
         }
         self.last_rib_change = now;
         let net = self.prefixes.net(p);
-        if self.options.rib_changes {
-            self.rib_changes.push(RibChange {
-                time: now,
-                speaker: self.speakers[s.index()].device,
-                prefix: net,
-            });
+        if self.rib_change_times.last() != Some(&now) {
+            self.rib_change_times.push(now);
         }
         if self.options.routes {
             let outcome = match self.rt[s.index()]
@@ -1375,6 +1466,8 @@ impl BgpEngine {
             };
             let subject = self.name(s);
             self.note(now, BgpLogKind::BestPathChanged, subject, outcome);
+        } else {
+            self.last_activity = self.last_activity.max(now);
         }
         self.schedule_export(now, s, p, out);
     }
@@ -1550,7 +1643,7 @@ impl BgpEngine {
     /// Sends every change marked since the last flush, one UPDATE per peer.
     fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
         let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
-        let mut batches: BTreeMap<SessionId, Batch> = BTreeMap::new();
+        let mut batches: BTreeMap<SessionId, UpdateBody> = BTreeMap::new();
         for p in dirty {
             let new = self.current_advertisement(s, p);
             let old = self.rt[s.index()]
@@ -1597,9 +1690,18 @@ impl BgpEngine {
                 self.queue_change(now, x, side, p, e_old, e_new, &mut batches, out);
             }
         }
-        for (x, batch) in batches {
-            self.send(now, s, x, batch, out);
+        // Peers getting the same change share one body.
+        let mut arrivals = Arrivals::default();
+        let mut last: Option<Arc<UpdateBody>> = None;
+        for (x, body) in batches {
+            let body = match last {
+                Some(prev) if prev.same_as(&body) => prev,
+                _ => Arc::new(body),
+            };
+            self.send(now, s, x, body.clone(), &mut arrivals);
+            last = Some(body);
         }
+        self.dispatch(arrivals, out);
     }
 
     /// Decides whether one prefix's change goes to one peer now, is held by MRAI, or is no
@@ -1613,7 +1715,7 @@ impl BgpEngine {
         p: PrefixId,
         e_old: Option<Attrs>,
         e_new: Option<Attrs>,
-        batches: &mut BTreeMap<SessionId, Batch>,
+        batches: &mut BTreeMap<SessionId, UpdateBody>,
         out: &mut Scheduled,
     ) {
         let mrai = self.mrai(x);
@@ -1670,7 +1772,7 @@ impl BgpEngine {
         if sess.state != SessionState::Established || !self.rt[s.index()].up {
             return;
         }
-        let mut batch = Batch::default();
+        let mut batch = UpdateBody::default();
         for (p, peer_view) in held {
             let adv = self.rt[s.index()]
                 .rib
@@ -1686,14 +1788,14 @@ impl BgpEngine {
                 None => batch.withdrawn.push(p),
             }
         }
-        self.send(now, s, x, batch, out);
+        self.send_one(now, s, x, batch, out);
     }
 
     fn full_table(&mut self, now: SimTime, x: SessionId, side: usize, out: &mut Scheduled) {
         let sess = &self.sessions[x.index()];
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
-        let mut batch = Batch::default();
+        let mut batch = UpdateBody::default();
         let r = &self.rt[s.index()];
         // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
         // own prefixes can go, which spares a full-mesh node a walk of its whole table.
@@ -1714,18 +1816,42 @@ impl BgpEngine {
                 add(*p, d.advertised.as_deref());
             }
         }
-        self.send(now, s, x, batch, out);
+        self.send_one(now, s, x, batch, out);
     }
 
+    /// Sends one UPDATE on its own.
+    fn send_one(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        x: SessionId,
+        body: UpdateBody,
+        out: &mut Scheduled,
+    ) {
+        let mut arrivals = Arrivals::default();
+        self.send(now, s, x, Arc::new(body), &mut arrivals);
+        self.dispatch(arrivals, out);
+    }
+
+    /// Schedules one `Deliver` per arrival instant.
+    fn dispatch(&mut self, arrivals: Arrivals, out: &mut Scheduled) {
+        for (at, deliveries) in arrivals.groups {
+            let batch = self.in_flight.put(deliveries);
+            out.push((at, BgpEvent::Deliver { batch }));
+        }
+    }
+
+    /// Puts an UPDATE from `s` on session `x` on its way: it arrives after the session's
+    /// one-way latency, never before an earlier message on the same session.
     fn send(
         &mut self,
         now: SimTime,
         s: SpeakerId,
         x: SessionId,
-        batch: Batch,
-        out: &mut Scheduled,
+        body: Arc<UpdateBody>,
+        arrivals: &mut Arrivals,
     ) {
-        if batch.withdrawn.is_empty() && batch.announced.is_empty() {
+        if body.is_empty() {
             return;
         }
         let sess = &self.sessions[x.index()];
@@ -1734,7 +1860,7 @@ impl BgpEngine {
         let latency = sess.latency.unwrap_or_default();
         let mrai = self.mrai(x);
         let r = &mut self.srt[x.index()];
-        if mrai > SimDuration::ZERO && !batch.announced.is_empty() {
+        if mrai > SimDuration::ZERO && !body.announced.is_empty() {
             r.mrai_until[side] = now + mrai;
         }
         let epoch = r.epoch;
@@ -1745,34 +1871,18 @@ impl BgpEngine {
             from: s,
             to,
             sent_at: now,
-            withdrawn: batch.withdrawn,
-            announced: batch.announced,
+            body,
         };
         if self.options.updates {
             let subject = format!("{} -> {}", self.name(s), self.name(to));
             let outcome = self.describe_update(&update);
             self.note(now, BgpLogKind::Update, subject, outcome);
+        } else {
+            self.last_activity = self.last_activity.max(now);
         }
-        let id = match self.free_slots.pop() {
-            Some(slot) => {
-                self.in_flight[slot as usize] = Some((epoch, update));
-                UpdateId(slot)
-            }
-            None => {
-                self.in_flight.push(Some((epoch, update)));
-                UpdateId(self.in_flight.len() as u64 - 1)
-            }
-        };
         self.rt[s.index()].sent += 1;
         self.total_updates += 1;
-        out.push((
-            arrival,
-            BgpEvent::Deliver {
-                session: x,
-                epoch,
-                update: id,
-            },
-        ));
+        arrivals.add(arrival, Delivery { epoch, update });
     }
 
     fn describe_update(&self, u: &Update) -> String {
@@ -1788,12 +1898,13 @@ impl BgpEngine {
             }
             v.join(" ")
         };
-        if !u.announced.is_empty() {
-            let text = list(&mut u.announced.iter().map(|(p, _)| *p), u.announced.len());
+        let b = &u.body;
+        if !b.announced.is_empty() {
+            let text = list(&mut b.announced.iter().map(|(p, _)| *p), b.announced.len());
             parts.push(format!("announce {text}"));
         }
-        if !u.withdrawn.is_empty() {
-            let text = list(&mut u.withdrawn.iter().copied(), u.withdrawn.len());
+        if !b.withdrawn.is_empty() {
+            let text = list(&mut b.withdrawn.iter().copied(), b.withdrawn.len());
             parts.push(format!("withdraw {text}"));
         }
         parts.join("; ")
@@ -1811,13 +1922,6 @@ impl BgpEngine {
                 .map(|i| DeviceId(i as u32)),
         }
     }
-}
-
-/// Changes for one peer, leaving in one UPDATE.
-#[derive(Debug, Default)]
-struct Batch {
-    withdrawn: Vec<PrefixId>,
-    announced: Vec<(PrefixId, Attrs)>,
 }
 
 fn same_attrs(a: &Option<Attrs>, b: &Option<Attrs>) -> bool {

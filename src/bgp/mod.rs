@@ -34,8 +34,8 @@ mod tests;
 pub use config::{BgpConfig, ExportPool, Peer, Timers};
 pub use decision::{BestBecause, LostBecause, RouteStatus};
 pub use engine::{
-    BestRoute, BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, LogOptions, RibChange, RibEntry,
-    RibRoute, Scheduled, Update, UpdateId,
+    BatchId, BestRoute, BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, LogOptions, RibEntry,
+    RibRoute, Scheduled, Update, UpdateBody,
 };
 pub use peering::{
     IdleReason, Peering, Session, SessionSource, SessionState, SessionType, Speaker, plan,

@@ -886,7 +886,6 @@ fn a_300_node_mesh_converges() {
     net.engine.set_log_options(LogOptions {
         updates: false,
         routes: false,
-        rib_changes: false,
     });
     assert_eq!(net.engine.sessions().count(), 300 * 299 / 2);
     for r in 0..3 {
@@ -915,7 +914,6 @@ fn scale_1000_node_mesh_cold_start() {
     net.engine.set_log_options(LogOptions {
         updates: false,
         routes: false,
-        rib_changes: false,
     });
     eprintln!("plan + start: {:?}", clock.elapsed());
     assert_eq!(net.engine.sessions().count(), 499_500);
@@ -958,7 +956,6 @@ fn scale_5000_nodes_3_reflectors() {
     net.engine.set_log_options(LogOptions {
         updates: false,
         routes: false,
-        rib_changes: false,
     });
     eprintln!("plan + start: {:?}", clock.elapsed());
     // Two blocks per node: 10^4 prefixes.

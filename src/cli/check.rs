@@ -2,6 +2,7 @@
 
 use super::common::load_and_run;
 use super::{CheckArgs, Format, exit};
+use crate::bgp::LogOptions;
 use crate::report::junit::{self, Suite};
 use crate::sim::expect::ExpectationResult;
 
@@ -10,7 +11,17 @@ pub fn check(args: &CheckArgs) -> i32 {
     let mut invalid = 0usize;
     let mut runs: Vec<(String, String, Vec<ExpectationResult>)> = Vec::new();
     for path in &args.scenarios {
-        match load_and_run(Some(path), None, None, args.format == Format::Text) {
+        let quiet_bgp = LogOptions {
+            updates: false,
+            routes: false,
+        };
+        match load_and_run(
+            Some(path),
+            None,
+            None,
+            args.format == Format::Text,
+            quiet_bgp,
+        ) {
             Ok(ran) => {
                 if ran.results.iter().any(|r| !r.passed) && code == exit::OK {
                     code = exit::FAILED;

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::exit;
+use crate::bgp::LogOptions;
 use crate::model::time::SimTime;
 use crate::scenario::{self, Scenario};
 use crate::sim::expect::{self, ExpectationResult};
@@ -20,12 +21,15 @@ pub struct Ran {
 }
 
 /// Loads `path` (or the quick start), applies overrides, runs it and evaluates expectations.
+/// `bgp_log` chooses the BGP lines kept in the event log: `podnet check` writes no log, so it
+/// keeps none of the per-UPDATE and per-route lines (millions in a large cluster).
 /// Problems are printed on stderr; the error is the exit code.
 pub fn load_and_run(
     path: Option<&Path>,
     seed: Option<u64>,
     until: Option<&str>,
     warn: bool,
+    bgp_log: LogOptions,
 ) -> Result<Ran, i32> {
     let loaded = match path {
         Some(path) => scenario::load(path),
@@ -51,7 +55,9 @@ pub fn load_and_run(
         }
     }
     let progress = long_run_progress(&scenario);
-    let outcome = Simulation::new(&scenario).run();
+    let mut sim = Simulation::new(&scenario);
+    sim.set_bgp_log(bgp_log);
+    let outcome = sim.run();
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::common::load_and_run;
 use super::{Format, RunArgs, exit};
+use crate::bgp::LogOptions;
 use crate::report::{Report, dot, events_jsonl, html, markdown, run_charts};
 use crate::sim::Outcome;
 
@@ -13,6 +14,7 @@ pub fn run(args: &RunArgs) -> i32 {
         args.seed,
         args.until.as_deref(),
         !args.quiet,
+        LogOptions::default(),
     ) {
         Ok(ran) => ran,
         Err(code) => return code,

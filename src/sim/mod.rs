@@ -24,7 +24,7 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use crate::bgp::{self, BgpEngine, BgpEvent};
+use crate::bgp::{self, BgpEngine, BgpEvent, LogOptions};
 use crate::ipam::calico::IpamChange;
 use crate::model::action::{Action, DeletePods};
 use crate::model::expect::{Check, RouteTable};
@@ -292,6 +292,14 @@ impl<'s> Simulation<'s> {
         self.now
     }
 
+    /// Chooses which BGP lines go into the event log (all by default). Session lines are
+    /// always kept; what happens, and when the run ends, does not depend on this.
+    pub fn set_bgp_log(&mut self, options: LogOptions) {
+        if let Some(bgp) = self.world.control.bgp.as_mut() {
+            bgp.set_log_options(options);
+        }
+    }
+
     pub fn world(&self) -> &World {
         &self.world
     }
@@ -556,12 +564,13 @@ impl<'s> Simulation<'s> {
         let Some(bgp) = self.world.control.bgp.as_mut() else {
             return;
         };
-        let entries = bgp.log();
-        for change in bgp.take_rib_changes() {
-            self.rib_changes.push(change.time);
+        for time in bgp.take_rib_change_times() {
+            if self.rib_changes.last() != Some(&time) {
+                self.rib_changes.push(time);
+            }
         }
-        for e in entries {
-            self.last_change = self.last_change.max(e.time);
+        self.last_change = self.last_change.max(bgp.last_activity());
+        for e in bgp.log() {
             self.log.push(LogEntry {
                 time_us: e.time.as_micros(),
                 kind: e.kind.as_str(),
