@@ -13,6 +13,8 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::net::IpAddr;
 
+use smallvec::SmallVec;
+
 use super::rib::{PathAttributes, Route, RouteSource};
 
 /// The step of the decision process at which a route lost, in the order the steps run.
@@ -239,8 +241,9 @@ pub fn compare(
 /// result is deterministic); then every loser is compared with the best to record the step
 /// that decided against it, and the best records the step at which it beat the runner-up.
 pub fn run(routes: &mut [Route], ctx: &mut impl DecisionContext) -> Option<usize> {
-    let infos: Vec<SourceInfo> = routes.iter().map(|r| ctx.source(r.source)).collect();
-    let eligible: Vec<bool> = routes
+    // Most destinations have one candidate (or a few): no allocation for those.
+    let infos: SmallVec<[SourceInfo; 4]> = routes.iter().map(|r| ctx.source(r.source)).collect();
+    let eligible: SmallVec<[bool; 4]> = routes
         .iter()
         .zip(&infos)
         .map(|(r, info)| info.local || ctx.resolvable(r.attrs.next_hop))
@@ -259,7 +262,8 @@ pub fn run(routes: &mut [Route], ctx: &mut impl DecisionContext) -> Option<usize
             }
         };
     }
-    let mut verdicts = vec![RouteStatus::NotEvaluated; routes.len()];
+    let mut verdicts: SmallVec<[RouteStatus; 4]> =
+        smallvec::smallvec![RouteStatus::NotEvaluated; routes.len()];
     let mut runner_up: Option<LostBecause> = None;
     for i in 0..routes.len() {
         if Some(i) == best {

@@ -465,7 +465,7 @@ impl BgpEngine {
             if self.speakers[s].is_router() || !self.rt[s].up {
                 continue;
             }
-            let prefixes: Vec<PrefixId> = self.rt[s].rib.destinations.keys().copied().collect();
+            let prefixes: Vec<PrefixId> = self.rt[s].rib.destinations.keys().collect();
             for p in prefixes {
                 self.schedule_export(now, sid, p, &mut out);
             }
@@ -753,7 +753,7 @@ impl BgpEngine {
                         }
                     }
                 })
-                .map(|(p, _)| *p)
+                .map(|(p, _)| p)
                 .collect();
             for p in affected {
                 let s = SpeakerId(s as u32);
@@ -852,7 +852,7 @@ impl BgpEngine {
                     .collect();
                 routes.sort_by_key(|r| !r.status.is_best());
                 RibEntry {
-                    prefix: self.prefixes.net(*p),
+                    prefix: self.prefixes.net(p),
                     routes,
                 }
             })
@@ -873,7 +873,7 @@ impl BgpEngine {
             .filter_map(|(p, d)| {
                 let best = d.best()?;
                 Some(BestRoute {
-                    prefix: self.prefixes.net(*p),
+                    prefix: self.prefixes.net(p),
                     next_hop: best.attrs.next_hop,
                     next_hop_device: self.owner(best.attrs.next_hop),
                     local: best.source == RouteSource::Local,
@@ -1148,7 +1148,7 @@ impl BgpEngine {
                 .destinations
                 .iter()
                 .filter(|(_, d)| d.routes.iter().any(|r| r.source == source))
-                .map(|(p, _)| *p)
+                .map(|(p, _)| p)
                 .collect();
             for p in affected {
                 self.set_route(now, s, p, source, None, out);
@@ -1219,7 +1219,6 @@ impl BgpEngine {
             .rib
             .destinations
             .keys()
-            .copied()
             .filter(|p| {
                 let n = self.prefixes.net(*p);
                 n != net && net.contains(&n)
@@ -1382,7 +1381,7 @@ impl BgpEngine {
         let before = self.best_of(s, p);
         let rib = &mut self.rt[s.index()].rib;
         let changed = match attrs {
-            Some(attrs) => rib.destinations.entry(p).or_default().upsert(source, attrs),
+            Some(attrs) => rib.destinations.entry(p).upsert(source, attrs),
             None => rib
                 .destinations
                 .get_mut(&p)
@@ -1414,9 +1413,9 @@ impl BgpEngine {
         let (speakers, sessions, by_address) = (&speakers[..], &sessions[..], &*by_address);
         let me = &speakers[s.index()];
         let rib = &mut rt[s.index()].rib;
-        let Some(dest) = rib.destinations.get_mut(&p) else {
-            return;
-        };
+        // Not `get_mut`: a destination whose last candidate was just removed is empty, and
+        // its best route going away is the change to record.
+        let dest = rib.destinations.entry(p);
         let mut ctx = Ctx {
             me,
             speakers,
@@ -1520,6 +1519,19 @@ impl BgpEngine {
         if self.rt[s.index()].dirty.contains(&p) {
             return;
         }
+        if !self.could_reach_a_peer(s, p) {
+            // Every peer's view is "nothing" before and after (the export filter could only
+            // narrow that further): a client of reflectors or a full-mesh node receiving a
+            // route it passes to nobody costs nothing more.
+            let rib = &mut self.rt[s.index()].rib;
+            if let Some(d) = rib.destinations.get_mut(&p) {
+                d.advertised = None;
+                if d.is_empty() {
+                    rib.destinations.remove(&p);
+                }
+            }
+            return;
+        }
         let new = self.current_advertisement(s, p);
         let old = self.rt[s.index()]
             .rib
@@ -1558,6 +1570,23 @@ impl BgpEngine {
                 },
             ));
         }
+    }
+
+    /// Whether the best route for `p`, or what was last advertised for it, could go to any
+    /// session of `s` by the reflection rules alone (before the export filter).
+    fn could_reach_a_peer(&self, s: SpeakerId, p: PrefixId) -> bool {
+        let Some(d) = self.rt[s.index()].rib.destinations.get(&p) else {
+            return false;
+        };
+        let reach = |source: RouteSource| match self.class_of(s, source) {
+            RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
+            _ => VISIT_ALL,
+        };
+        let mut mask = d.best().map_or(0, |b| reach(b.source));
+        if let Some(a) = d.advertised.as_deref().filter(|a| a.exportable) {
+            mask |= reach(a.source);
+        }
+        self.masked_lists(s, mask) != 0
     }
 
     fn class_of(&self, s: SpeakerId, source: RouteSource) -> RouteClass {
@@ -1657,7 +1686,7 @@ impl BgpEngine {
             {
                 let nowhere = self.masked_lists(s, self.visit_mask(s, &new)) == 0;
                 let rib = &mut self.rt[s.index()].rib;
-                let d = rib.destinations.entry(p).or_default();
+                let d = rib.destinations.entry(p);
                 d.advertised = if nowhere {
                     None
                 } else {
@@ -1812,8 +1841,8 @@ impl BgpEngine {
                 }
             }
         } else {
-            for (p, d) in &r.rib.destinations {
-                add(*p, d.advertised.as_deref());
+            for (p, d) in r.rib.destinations.iter() {
+                add(p, d.advertised.as_deref());
             }
         }
         self.send_one(now, s, x, batch, out);

@@ -14,7 +14,7 @@
 //! engine recomputes it when something changes. This keeps a reflector with thousands of
 //! clients from holding a copy of its table per client.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -249,10 +249,59 @@ impl Destination {
     }
 }
 
+/// Destinations by prefix id, stored densely: every Calico node learns nearly every
+/// prefix (each node holds every block), so a vector indexed by the interned id beats a
+/// tree in time and memory. An empty [`Destination`] stands for "absent"; iteration is in
+/// prefix-id order.
+#[derive(Clone, Debug, Default)]
+pub struct Destinations {
+    slots: Vec<Destination>,
+}
+
+impl Destinations {
+    pub fn get(&self, p: &PrefixId) -> Option<&Destination> {
+        self.slots.get(p.index()).filter(|d| !d.is_empty())
+    }
+
+    pub fn get_mut(&mut self, p: &PrefixId) -> Option<&mut Destination> {
+        self.slots.get_mut(p.index()).filter(|d| !d.is_empty())
+    }
+
+    /// The destination of `p`, created empty if absent.
+    pub fn entry(&mut self, p: PrefixId) -> &mut Destination {
+        if self.slots.len() <= p.index() {
+            self.slots.resize_with(p.index() + 1, Destination::default);
+        }
+        &mut self.slots[p.index()]
+    }
+
+    pub fn remove(&mut self, p: &PrefixId) {
+        if let Some(d) = self.slots.get_mut(p.index()) {
+            *d = Destination::default();
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (PrefixId, &Destination)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| !d.is_empty())
+            .map(|(i, d)| (PrefixId(i as u32), d))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = PrefixId> + '_ {
+        self.iter().map(|(p, _)| p)
+    }
+
+    pub fn clear(&mut self) {
+        self.slots.clear();
+    }
+}
+
 /// A speaker's RIB: destinations by prefix.
 #[derive(Clone, Debug, Default)]
 pub struct Rib {
-    pub destinations: BTreeMap<PrefixId, Destination>,
+    pub destinations: Destinations,
     /// How many destinations have a best route (the Loc-RIB's size).
     pub loc_rib_len: usize,
 }
