@@ -242,7 +242,7 @@ pub fn compare(
 /// that decided against it, and the best records the step at which it beat the runner-up.
 pub fn run(routes: &mut [Route], ctx: &mut impl DecisionContext) -> Option<usize> {
     // Most destinations have one candidate (or a few): no allocation for those.
-    let infos: SmallVec<[SourceInfo; 4]> = routes.iter().map(|r| ctx.source(r.source)).collect();
+    let infos: SmallVec<[SourceInfo; 4]> = routes.iter().map(|r| ctx.source(r.source())).collect();
     let eligible: SmallVec<[bool; 4]> = routes
         .iter()
         .zip(&infos)
@@ -292,6 +292,57 @@ pub fn run(routes: &mut [Route], ctx: &mut impl DecisionContext) -> Option<usize
         route.status = verdict;
     }
     best
+}
+
+/// The decision after candidate `new` was added to routes that were all decided, when the
+/// current best keeps winning: only `new` is compared (with the best), and the best's
+/// runner-up step absorbs `new`'s. Returns `false`, changing nothing, when that shortcut
+/// would not give exactly what [`run`] gives; the caller then runs the full process.
+///
+/// The shortcut needs the candidates to be totally ordered, so it is not taken when any
+/// MED is set (MED compares only routes from the same neighbour AS, which is not
+/// transitive), when `new` ties with the best (the full run breaks ties by position), or when
+/// `new` wins.
+pub fn admit(routes: &mut [Route], new: usize, ctx: &mut impl DecisionContext) -> bool {
+    let Some(best) = routes.iter().position(|r| r.status.is_best()) else {
+        return false;
+    };
+    if routes.iter().any(|r| r.attrs.med != 0)
+        || routes
+            .iter()
+            .enumerate()
+            .any(|(i, r)| i != new && r.status == RouteStatus::NotEvaluated)
+    {
+        return false;
+    }
+    let info = ctx.source(routes[new].source());
+    let lost = if info.local || ctx.resolvable(routes[new].attrs.next_hop) {
+        let b = Candidate {
+            attrs: &routes[best].attrs,
+            info: ctx.source(routes[best].source()),
+        };
+        let n = Candidate {
+            attrs: &routes[new].attrs,
+            info,
+        };
+        match compare(&b, &n, ctx) {
+            (Ordering::Greater, step) => step,
+            _ => return false,
+        }
+    } else {
+        LostBecause::Unresolvable
+    };
+    let runner_up = match routes[best].status {
+        RouteStatus::Best(BestBecause::Over(step)) => match (step, lost) {
+            (LostBecause::Unresolvable, l) => l,
+            (prev, LostBecause::Unresolvable) => prev,
+            (prev, l) => prev.max(l),
+        },
+        _ => lost,
+    };
+    routes[best].status = RouteStatus::Best(BestBecause::Over(runner_up));
+    routes[new].status = RouteStatus::Lost(lost);
+    true
 }
 
 #[cfg(test)]
@@ -370,20 +421,82 @@ mod tests {
         }
     }
 
+    /// Adding a candidate with `admit` gives exactly the verdicts of a full run, or declines.
+    /// Candidates vary in every attribute the order looks at (MED stays 0: `admit` declines
+    /// otherwise); sessions 1..=6 alternate eBGP/iBGP peers, some next hops unresolvable.
+    #[test]
+    fn admitting_a_candidate_matches_the_full_decision() {
+        let mut c = ctx();
+        for n in 1..=6u8 {
+            c.peers.insert(u32::from(n), peer(10 + n, n % 2 == 0));
+        }
+        c.costs.insert(ip(53), 10);
+        let variant = |k: u32| {
+            let mut a = base();
+            a.local_pref = [100, 200][(k % 2) as usize];
+            a.as_path = vec![65001; (k / 2 % 2) as usize + 1];
+            a.next_hop = ip([50, 51, 53, 99][(k / 4 % 4) as usize]);
+            if k / 16 % 2 == 1 {
+                a.originator_id = Some(ip(7));
+                a.cluster_list = vec![ip(8)];
+            }
+            Arc::new(a)
+        };
+        let (mut admitted, mut declined) = (0, 0);
+        for seed in 0..4_000u32 {
+            let count = 1 + (seed % 3) as usize;
+            let mut routes: Vec<Route> = (0..count)
+                .map(|i| {
+                    let k = seed.wrapping_mul(2_654_435_761).rotate_left(5 * i as u32) % 32;
+                    Route::new(RouteSource::Peer(SessionId(i as u32 + 1)), variant(k))
+                })
+                .collect();
+            run(&mut routes, &mut c);
+            let k = seed.wrapping_mul(40_503) % 32;
+            let new = Route::new(RouteSource::Peer(SessionId(count as u32 + 1)), variant(k));
+            let at = (seed as usize / 3) % (count + 1);
+            routes.insert(at, new);
+            let mut full = routes.clone();
+            run(&mut full, &mut c);
+            if admit(&mut routes, at, &mut c) {
+                admitted += 1;
+                assert_eq!(routes, full, "seed {seed}");
+            } else {
+                declined += 1;
+            }
+        }
+        // Both paths are exercised.
+        assert!(admitted > 1_000 && declined > 500, "{admitted} {declined}");
+    }
+
+    #[test]
+    fn admit_declines_when_a_med_is_set_or_the_newcomer_wins() {
+        let mut c = ctx();
+        let mut routes = vec![Route::new(
+            RouteSource::Peer(SessionId(1)),
+            Arc::new(base()),
+        )];
+        run(&mut routes, &mut c);
+        let mut better = base();
+        better.local_pref = 300;
+        routes.push(Route::new(
+            RouteSource::Peer(SessionId(2)),
+            Arc::new(better),
+        ));
+        assert!(!admit(&mut routes, 1, &mut c));
+        let mut with_med = base();
+        with_med.med = 5;
+        routes[1] = Route::new(RouteSource::Peer(SessionId(2)), Arc::new(with_med));
+        assert!(!admit(&mut routes, 1, &mut c));
+        assert_eq!(routes[1].status, RouteStatus::NotEvaluated);
+    }
+
     /// Runs the decision over two routes, from session 1 and session 2; returns the index of
     /// the best and the verdicts.
     fn decide(c: &mut Ctx, a: PathAttributes, b: PathAttributes) -> (usize, [RouteStatus; 2]) {
         let mut routes = vec![
-            Route {
-                source: RouteSource::Peer(SessionId(1)),
-                attrs: Arc::new(a),
-                status: RouteStatus::NotEvaluated,
-            },
-            Route {
-                source: RouteSource::Peer(SessionId(2)),
-                attrs: Arc::new(b),
-                status: RouteStatus::NotEvaluated,
-            },
+            Route::new(RouteSource::Peer(SessionId(1)), Arc::new(a)),
+            Route::new(RouteSource::Peer(SessionId(2)), Arc::new(b)),
         ];
         let best = run(&mut routes, c).expect("a best route");
         (best, [routes[0].status, routes[1].status])
@@ -501,16 +614,8 @@ mod tests {
     fn a_local_route_beats_learned_ones_and_unresolvable_routes_are_not_eligible() {
         let mut c = ctx();
         let mut routes = vec![
-            Route {
-                source: RouteSource::Local,
-                attrs: Arc::new(PathAttributes::local(ip(1))),
-                status: RouteStatus::NotEvaluated,
-            },
-            Route {
-                source: RouteSource::Peer(SessionId(1)),
-                attrs: Arc::new(base()),
-                status: RouteStatus::NotEvaluated,
-            },
+            Route::new(RouteSource::Local, Arc::new(PathAttributes::local(ip(1)))),
+            Route::new(RouteSource::Peer(SessionId(1)), Arc::new(base())),
         ];
         assert_eq!(run(&mut routes, &mut c), Some(0));
         assert_eq!(
@@ -530,11 +635,10 @@ mod tests {
             RouteStatus::Best(BestBecause::Over(LostBecause::Unresolvable))
         );
 
-        let mut routes = vec![Route {
-            source: RouteSource::Peer(SessionId(1)),
-            attrs: Arc::new(nowhere),
-            status: RouteStatus::NotEvaluated,
-        }];
+        let mut routes = vec![Route::new(
+            RouteSource::Peer(SessionId(1)),
+            Arc::new(nowhere),
+        )];
         assert_eq!(run(&mut routes, &mut c), None);
         assert_eq!(
             routes[0].status,

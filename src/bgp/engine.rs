@@ -38,7 +38,7 @@ use super::policy::{
     ExportKey, ExportSession, RouteClass, calico_export_filter, export_attrs, import_check,
     may_send,
 };
-use super::rib::{Advertised, Attrs, PathAttributes, PrefixId, Prefixes, Rib, RouteSource};
+use super::rib::{Advertised, Attrs, PathAttributes, PrefixId, Prefixes, Rib, RouteSource, Upsert};
 use super::underlay::{Underlay, pair_latencies};
 use super::{SessionId, SpeakerId};
 use crate::model::network::BgpSettings;
@@ -744,7 +744,7 @@ impl BgpEngine {
                 .destinations
                 .iter()
                 .filter(|(_, d)| {
-                    let mut hops = d.routes.iter().filter(|r| r.source != RouteSource::Local);
+                    let mut hops = d.routes.iter().filter(|r| r.source() != RouteSource::Local);
                     match hops.next() {
                         None => false,
                         Some(first) => {
@@ -829,7 +829,7 @@ impl BgpEngine {
                     .routes
                     .iter()
                     .map(|r| {
-                        let (from, session, ebgp) = match r.source {
+                        let (from, session, ebgp) = match r.source() {
                             RouteSource::Local => (None, None, false),
                             RouteSource::Peer(x) => {
                                 let sess = &self.sessions[x.index()];
@@ -876,12 +876,30 @@ impl BgpEngine {
                     prefix: self.prefixes.net(p),
                     next_hop: best.attrs.next_hop,
                     next_hop_device: self.owner(best.attrs.next_hop),
-                    local: best.source == RouteSource::Local,
+                    local: best.source() == RouteSource::Local,
                 })
             })
             .collect();
         out.sort_by_key(|e| e.prefix);
         out
+    }
+
+    /// The speaker's learned best routes as `(prefix, next hop)`, in prefix-id order: what
+    /// a FIB is built from, without [`BgpEngine::best_routes`]'s sorting and owner lookups.
+    pub fn learned_next_hops(&self, device: DeviceId) -> Vec<(IpNet, IpAddr)> {
+        let Some(&s) = self.by_device.get(&device) else {
+            return Vec::new();
+        };
+        self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter_map(|(p, d)| {
+                let best = d.best()?;
+                (best.source() != RouteSource::Local)
+                    .then(|| (self.prefixes.net(p), best.attrs.next_hop))
+            })
+            .collect()
     }
 
     /// How many prefixes the speaker's Loc-RIB holds.
@@ -1147,7 +1165,7 @@ impl BgpEngine {
                 .rib
                 .destinations
                 .iter()
-                .filter(|(_, d)| d.routes.iter().any(|r| r.source == source))
+                .filter(|(_, d)| d.routes.iter().any(|r| r.source() == source))
                 .map(|(p, _)| p)
                 .collect();
             for p in affected {
@@ -1364,7 +1382,7 @@ impl BgpEngine {
     /// The Loc-RIB route for `p`: its source and attributes.
     fn best_of(&self, s: SpeakerId, p: PrefixId) -> Option<(RouteSource, Attrs)> {
         let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
-        Some((best.source, best.attrs.clone()))
+        Some((best.source(), best.attrs.clone()))
     }
 
     /// Sets (or, with `None`, removes) the candidate from `source` and re-runs the decision
@@ -1380,16 +1398,51 @@ impl BgpEngine {
     ) {
         let before = self.best_of(s, p);
         let rib = &mut self.rt[s.index()].rib;
-        let changed = match attrs {
+        let change = match attrs {
             Some(attrs) => rib.destinations.entry(p).upsert(source, attrs),
-            None => rib
-                .destinations
-                .get_mut(&p)
-                .is_some_and(|d| d.remove(source)),
+            None => {
+                let removed = rib
+                    .destinations
+                    .get_mut(&p)
+                    .is_some_and(|d| d.remove(source));
+                if removed {
+                    Upsert::Replaced
+                } else {
+                    Upsert::Unchanged
+                }
+            }
         };
-        if changed {
+        if let Upsert::Inserted(i) = change
+            && self.admit(s, p, i)
+        {
+            // A new candidate that loses to the best changes no Loc-RIB and no export.
+            return;
+        }
+        if change != Upsert::Unchanged {
             self.decide(now, s, p, before, out);
         }
+    }
+
+    /// The incremental decision for a new candidate (see [`decision::admit`]).
+    fn admit(&mut self, s: SpeakerId, p: PrefixId, new: usize) -> bool {
+        let BgpEngine {
+            speakers,
+            rt,
+            sessions,
+            by_address,
+            underlay,
+            ..
+        } = &mut *self;
+        let (speakers, sessions, by_address) = (&speakers[..], &sessions[..], &*by_address);
+        let dest = rt[s.index()].rib.destinations.entry(p);
+        let mut ctx = Ctx {
+            me: &speakers[s.index()],
+            speakers,
+            sessions,
+            by_address,
+            underlay,
+        };
+        decision::admit(&mut dest.routes, new, &mut ctx)
     }
 
     /// Runs the decision process for one prefix of one speaker; a best route different from
@@ -1424,7 +1477,7 @@ impl BgpEngine {
             underlay,
         };
         decision::run(&mut dest.routes, &mut ctx);
-        let after = dest.best().map(|r| (r.source, r.attrs.clone()));
+        let after = dest.best().map(|r| (r.source(), r.attrs.clone()));
         let changed = match (&before, &after) {
             (None, None) => false,
             (Some((sa, aa)), Some((sb, ab))) => sa != sb || !(Arc::ptr_eq(aa, ab) || aa == ab),
@@ -1480,7 +1533,7 @@ impl BgpEngine {
             || calico_export_filter(self.prefixes.net(p), &self.rt[s.index()].own, &self.pools)
                 .is_ok();
         Some(Advertised {
-            source: best.source,
+            source: best.source(),
             attrs: best.attrs.clone(),
             exportable,
         })
@@ -1582,7 +1635,7 @@ impl BgpEngine {
             RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
             _ => VISIT_ALL,
         };
-        let mut mask = d.best().map_or(0, |b| reach(b.source));
+        let mut mask = d.best().map_or(0, |b| reach(b.source()));
         if let Some(a) = d.advertised.as_deref().filter(|a| a.exportable) {
             mask |= reach(a.source);
         }

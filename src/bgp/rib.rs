@@ -20,6 +20,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::IpNet;
+use smallvec::SmallVec;
 
 use super::SessionId;
 use super::decision::RouteStatus;
@@ -162,14 +163,52 @@ pub enum RouteSource {
     Peer(SessionId),
 }
 
+impl RouteSource {
+    /// Four bytes instead of the enum's eight: a large cluster holds tens of millions of
+    /// candidates. Session ids stay below `u32::MAX`, which stands for `Local`.
+    fn pack(self) -> u32 {
+        match self {
+            RouteSource::Local => u32::MAX,
+            RouteSource::Peer(x) => x.0,
+        }
+    }
+
+    fn unpack(raw: u32) -> RouteSource {
+        match raw {
+            u32::MAX => RouteSource::Local,
+            x => RouteSource::Peer(SessionId(x)),
+        }
+    }
+}
+
 /// One candidate route for a prefix: an Adj-RIB-In entry, or the local origination.
+/// Sixteen bytes: the attributes are shared, the source packed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Route {
-    pub source: RouteSource,
     pub attrs: Attrs,
+    source: u32,
     /// The verdict of the last decision process run for this prefix.
     pub status: RouteStatus,
 }
+
+impl Route {
+    /// A candidate not yet decided on.
+    pub fn new(source: RouteSource, attrs: Attrs) -> Route {
+        Route {
+            attrs,
+            source: source.pack(),
+            status: RouteStatus::NotEvaluated,
+        }
+    }
+
+    pub fn source(&self) -> RouteSource {
+        RouteSource::unpack(self.source)
+    }
+}
+
+/// A destination's candidates, inline up to three (a client of three reflectors, the
+/// largest common case), so most destinations cost no allocation of their own.
+pub type Candidates = SmallVec<[Route; 3]>;
 
 /// What the speaker last advertised for a prefix (the basis of every peer's Adj-RIB-Out).
 #[derive(Clone, Debug, PartialEq)]
@@ -195,11 +234,20 @@ impl Advertised {
     }
 }
 
+/// What [`Destination::upsert`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upsert {
+    Unchanged,
+    Replaced,
+    /// A new candidate, at this position.
+    Inserted(usize),
+}
+
 /// All a speaker knows about one prefix.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Destination {
     /// Candidates sorted by source (local first, then by session).
-    pub routes: Vec<Route>,
+    pub routes: Candidates,
     /// The route last advertised to peers (`None`: nothing was, or nobody could receive
     /// it). Boxed: most destinations of most speakers never hold one.
     pub advertised: Option<Box<Advertised>>,
@@ -211,30 +259,26 @@ impl Destination {
         self.routes.iter().find(|r| r.status.is_best())
     }
 
-    /// Inserts or replaces the candidate from `source`; returns whether anything changed.
-    pub fn upsert(&mut self, source: RouteSource, attrs: Attrs) -> bool {
-        match self.routes.binary_search_by(|r| r.source.cmp(&source)) {
+    /// Inserts or replaces the candidate from `source`.
+    pub fn upsert(&mut self, source: RouteSource, attrs: Attrs) -> Upsert {
+        match self.routes.binary_search_by(|r| r.source().cmp(&source)) {
             Ok(i) => {
                 if Arc::ptr_eq(&self.routes[i].attrs, &attrs) || self.routes[i].attrs == attrs {
-                    return false;
+                    return Upsert::Unchanged;
                 }
                 self.routes[i].attrs = attrs;
+                Upsert::Replaced
             }
-            Err(i) => self.routes.insert(
-                i,
-                Route {
-                    source,
-                    attrs,
-                    status: RouteStatus::NotEvaluated,
-                },
-            ),
+            Err(i) => {
+                self.routes.insert(i, Route::new(source, attrs));
+                Upsert::Inserted(i)
+            }
         }
-        true
     }
 
     /// Removes the candidate from `source`; returns whether there was one.
     pub fn remove(&mut self, source: RouteSource) -> bool {
-        match self.routes.binary_search_by(|r| r.source.cmp(&source)) {
+        match self.routes.binary_search_by(|r| r.source().cmp(&source)) {
             Ok(i) => {
                 self.routes.remove(i);
                 true
@@ -332,10 +376,19 @@ mod tests {
     fn candidates_stay_sorted_and_upsert_detects_no_change() {
         let mut d = Destination::default();
         let attrs = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
-        assert!(d.upsert(RouteSource::Peer(SessionId(3)), attrs.clone()));
-        assert!(d.upsert(RouteSource::Local, attrs.clone()));
-        assert!(d.upsert(RouteSource::Peer(SessionId(1)), attrs.clone()));
-        let order: Vec<_> = d.routes.iter().map(|r| r.source).collect();
+        assert_eq!(
+            d.upsert(RouteSource::Peer(SessionId(3)), attrs.clone()),
+            Upsert::Inserted(0)
+        );
+        assert_eq!(
+            d.upsert(RouteSource::Local, attrs.clone()),
+            Upsert::Inserted(0)
+        );
+        assert_eq!(
+            d.upsert(RouteSource::Peer(SessionId(1)), attrs.clone()),
+            Upsert::Inserted(1)
+        );
+        let order: Vec<_> = d.routes.iter().map(|r| r.source()).collect();
         assert_eq!(
             order,
             [
@@ -345,9 +398,19 @@ mod tests {
             ]
         );
         let same = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
-        assert!(!d.upsert(RouteSource::Local, same));
+        assert_eq!(d.upsert(RouteSource::Local, same), Upsert::Unchanged);
         assert!(d.remove(RouteSource::Peer(SessionId(1))));
         assert!(!d.remove(RouteSource::Peer(SessionId(1))));
+    }
+
+    #[test]
+    fn a_candidate_is_sixteen_bytes_and_three_fit_inline() {
+        assert_eq!(std::mem::size_of::<Route>(), 16);
+        assert!(!Candidates::new().spilled());
+        for source in [RouteSource::Local, RouteSource::Peer(SessionId(7))] {
+            let attrs = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
+            assert_eq!(Route::new(source, attrs).source(), source);
+        }
     }
 
     #[test]

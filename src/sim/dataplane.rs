@@ -6,10 +6,6 @@
 //! to [`crate::forwarding::Dataplane::builder`]. Routes common to every node go into one
 //! shared table, so a 5,000-node cluster does not hold 5,000 copies of it.
 
-use std::net::IpAddr;
-
-use ipnet::IpNet;
-
 use super::World;
 use super::addressing::Addressing;
 use crate::forwarding::{Attachment, Dataplane, PodKey};
@@ -60,13 +56,7 @@ pub fn build(world: &World) -> Dataplane {
         }
     }
     if let Some(bgp) = &world.control.bgp {
-        let learned = |device: DeviceId| -> Vec<(IpNet, IpAddr)> {
-            bgp.best_routes(device)
-                .into_iter()
-                .filter(|r| !r.local)
-                .map(|r| (r.prefix, r.next_hop))
-                .collect()
-        };
+        let learned = |device: DeviceId| bgp.learned_next_hops(device);
         let speakers: Vec<DeviceId> = bgp
             .speakers()
             .iter()
