@@ -306,17 +306,17 @@ pub struct BestRoute {
 
 /// Runtime state of a speaker.
 #[derive(Clone, Debug, Default)]
-struct SpeakerRt {
-    up: bool,
-    removed: bool,
+pub(super) struct SpeakerRt {
+    pub(super) up: bool,
+    pub(super) removed: bool,
     incarnation: u32,
     /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
-    ebgp: Vec<SessionId>,
-    clients: Vec<SessionId>,
-    non_clients: Vec<SessionId>,
+    pub(super) ebgp: Vec<SessionId>,
+    pub(super) clients: Vec<SessionId>,
+    pub(super) non_clients: Vec<SessionId>,
     /// Every session naming this speaker (including those to nobody).
-    all: Vec<SessionId>,
-    rib: Rib,
+    pub(super) all: Vec<SessionId>,
+    pub(super) rib: Rib,
     originated: BTreeSet<PrefixId>,
     /// The nets of `originated`, for Calico's export filter.
     own: Vec<IpNet>,
@@ -337,11 +337,11 @@ enum Detecting {
 
 /// Runtime state of a session.
 #[derive(Clone, Debug, Default)]
-struct SessionRt {
-    epoch: u32,
+pub(super) struct SessionRt {
+    pub(super) epoch: u32,
     detection: u32,
     detecting: Option<Detecting>,
-    idle_since: SimTime,
+    pub(super) idle_since: SimTime,
     mrai_until: [SimTime; 2],
     mrai_armed: [bool; 2],
     /// Per side, for announcements held by MRAI: what the peer currently has.
@@ -359,30 +359,30 @@ const VISIT_ALL: u8 = 7;
 /// The BGP engine of one run.
 #[derive(Debug)]
 pub struct BgpEngine {
-    speakers: Vec<Speaker>,
-    rt: Vec<SpeakerRt>,
-    sessions: Vec<Session>,
-    srt: Vec<SessionRt>,
-    by_device: HashMap<DeviceId, SpeakerId>,
-    by_address: HashMap<IpAddr, SpeakerId>,
+    pub(super) speakers: Vec<Speaker>,
+    pub(super) rt: Vec<SpeakerRt>,
+    pub(super) sessions: Vec<Session>,
+    pub(super) srt: Vec<SessionRt>,
+    pub(super) by_device: HashMap<DeviceId, SpeakerId>,
+    pub(super) by_address: HashMap<IpAddr, SpeakerId>,
     prefixes: Prefixes,
     pools: Vec<ExportPool>,
-    timers: Timers,
+    pub(super) timers: Timers,
     settings: BgpSettings,
-    underlay: Underlay,
+    pub(super) underlay: Underlay,
     /// UPDATEs in flight, by arrival instant.
     in_flight: Slots<Vec<Delivery>>,
     /// Speakers (with their incarnation) finishing a message at one instant.
     finishing: Slots<Vec<(SpeakerId, u32)>>,
     options: LogOptions,
-    log: Vec<BgpLogEntry>,
+    pub(super) log: Vec<BgpLogEntry>,
     /// The instants at which some Loc-RIB changed, each once, since the last take.
     rib_change_times: Vec<SimTime>,
     /// The last instant something worth a log line happened, whether or not the line was
     /// kept ([`LogOptions`] only decides what is written down, never what happens).
     last_activity: SimTime,
     last_rib_change: SimTime,
-    last_state_change: SimTime,
+    pub(super) last_state_change: SimTime,
     total_updates: u64,
 }
 
@@ -782,11 +782,12 @@ impl BgpEngine {
             .is_some_and(|s| self.rt[s.index()].up)
     }
 
-    /// Every session except those of deleted speakers, in id order.
+    /// Every session except those of deleted speakers and those a configuration change
+    /// removed, in id order.
     pub fn sessions(&self) -> impl Iterator<Item = &Session> {
         self.sessions
             .iter()
-            .filter(|s| !matches!(s.reason, Some(IdleReason::Removed { .. })))
+            .filter(|s| !s.reason.as_ref().is_some_and(IdleReason::is_gone))
     }
 
     pub fn session(&self, id: SessionId) -> &Session {
@@ -958,11 +959,11 @@ impl BgpEngine {
 
     // ----- sessions -----
 
-    fn name(&self, s: SpeakerId) -> String {
+    pub(super) fn name(&self, s: SpeakerId) -> String {
         self.speakers[s.index()].name.clone()
     }
 
-    fn session_subject(&self, x: SessionId) -> String {
+    pub(super) fn session_subject(&self, x: SessionId) -> String {
         let sess = &self.sessions[x.index()];
         let b = match sess.b {
             Some(b) => self.name(b),
@@ -981,7 +982,7 @@ impl BgpEngine {
         });
     }
 
-    fn set_idle(&mut self, now: SimTime, x: SessionId, reason: IdleReason) {
+    pub(super) fn set_idle(&mut self, now: SimTime, x: SessionId, reason: IdleReason) {
         let sess = &mut self.sessions[x.index()];
         if sess.state != SessionState::Idle {
             self.last_state_change = now;
@@ -999,7 +1000,7 @@ impl BgpEngine {
 
     /// Starts connecting `x` so that it is established at `at` plus one round trip, if both
     /// ends are up and a path joins them; otherwise leaves it Idle with the reason.
-    fn connect(&mut self, now: SimTime, x: SessionId, at: SimTime, out: &mut Scheduled) {
+    pub(super) fn connect(&mut self, now: SimTime, x: SessionId, at: SimTime, out: &mut Scheduled) {
         let sess = &self.sessions[x.index()];
         let Some(b) = sess.b else { return };
         if sess.reason.as_ref().is_some_and(|r| r.is_permanent())
@@ -1140,7 +1141,7 @@ impl BgpEngine {
 
     /// Ends an Established (or connecting) session: both live ends drop the routes learned
     /// on it and re-run the decision for those prefixes.
-    fn session_down(
+    pub(super) fn session_down(
         &mut self,
         now: SimTime,
         x: SessionId,
@@ -1568,7 +1569,13 @@ impl BgpEngine {
     /// Marks `p` for the next flush, unless no peer could see a difference, in which case
     /// the advertised state simply moves on (a full-mesh node receiving a route it passes to
     /// nobody costs nothing more).
-    fn schedule_export(&mut self, now: SimTime, s: SpeakerId, p: PrefixId, out: &mut Scheduled) {
+    pub(super) fn schedule_export(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        p: PrefixId,
+        out: &mut Scheduled,
+    ) {
         if self.rt[s.index()].dirty.contains(&p) {
             return;
         }

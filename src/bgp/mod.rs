@@ -12,6 +12,8 @@
 //!   next-hop rules.
 //! - [`engine`]: the timed state machine the simulator drives: sessions, UPDATEs, processing
 //!   queues, hold timers, MRAI, the log.
+//! - [`reconfigure`]: moving the running engine to a new plan when the configuration changes
+//!   or nodes join, keeping the sessions that did not change.
 //!
 //! Invariants: no clock and no queue here — time comes in as arguments and leaves as
 //! scheduled [`engine::BgpEvent`]s; ids are given in creation order and every collection that
@@ -25,6 +27,7 @@ pub mod decision;
 pub mod engine;
 pub mod peering;
 pub mod policy;
+pub mod reconfigure;
 pub mod rib;
 mod underlay;
 

@@ -124,6 +124,12 @@ pub enum IdleReason {
     PeerDown { speaker: String },
     /// The speaker was deleted from the cluster.
     Removed { speaker: String },
+    /// A configuration change removed the session (a `BGPPeer` deleted, the mesh turned off);
+    /// `cause` names the change. The session is kept only so that ids stay stable.
+    Unconfigured { cause: String },
+    /// A configuration change altered the session (an AS number, who reflects to whom):
+    /// BIRD restarts it, so it goes down and connects again.
+    Reconfigured { cause: String },
 }
 
 impl IdleReason {
@@ -135,6 +141,16 @@ impl IdleReason {
                 | IdleReason::NoSpeakerAtAddress { .. }
                 | IdleReason::NotASpeaker { .. }
                 | IdleReason::Removed { .. }
+                | IdleReason::Unconfigured { .. }
+        )
+    }
+
+    /// The session no longer exists (its speaker was deleted, or the configuration dropped
+    /// it): it is left out of reports.
+    pub fn is_gone(&self) -> bool {
+        matches!(
+            self,
+            IdleReason::Removed { .. } | IdleReason::Unconfigured { .. }
         )
     }
 }
@@ -170,6 +186,10 @@ impl fmt::Display for IdleReason {
             IdleReason::LinkDown => f.write_str("the link under this single-hop session is down"),
             IdleReason::PeerDown { speaker } => write!(f, "{speaker} is down"),
             IdleReason::Removed { speaker } => write!(f, "{speaker} was deleted"),
+            IdleReason::Unconfigured { cause } => {
+                write!(f, "removed from the configuration: {cause}")
+            }
+            IdleReason::Reconfigured { cause } => write!(f, "configuration changed: {cause}"),
         }
     }
 }
