@@ -33,7 +33,7 @@ use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, NodeId, Topology};
 use crate::model::workload::{PodStatus, WorkloadKind};
 use crate::scenario::Scenario;
-use crate::scenario::kinds::ResourceSpec;
+use crate::scenario::kinds::{BgpConfiguration, BgpPeer, ResourceSpec};
 use addressing::{Addressing, Namespaces, PodRequest};
 use cluster::{Cluster, PodId, PodSlot};
 use queue::EventQueue;
@@ -73,33 +73,68 @@ fn selects(selector: &crate::model::Labels, labels: &crate::model::Labels) -> bo
     selector.iter().all(|(k, v)| labels.get(k) == Some(v))
 }
 
-/// BGPConfiguration `default` and the BGPPeers, as the BGP layer takes them.
-fn bgp_inputs(specs: &[Option<ResourceSpec>]) -> (bgp::BgpConfig, Vec<bgp::Peer>) {
-    let mut config = bgp::BgpConfig::default();
-    let mut peers = Vec::new();
-    for spec in specs.iter().flatten() {
-        match spec {
-            ResourceSpec::BgpConfiguration(c) if c.name == "default" => {
-                if let Some(asn) = c.as_number {
-                    config.as_number = asn;
+/// The BGP configuration in force: Calico's `BGPConfiguration` `default` and the `BGPPeer`s,
+/// in the order they were first applied. A change during the run replaces one of them and
+/// re-plans the peering from all of them, as Calico's confd regenerates BIRD's configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BgpInputs {
+    pub config: bgp::BgpConfig,
+    pub peers: Vec<bgp::Peer>,
+}
+
+impl BgpInputs {
+    /// The resources present at the start, in file order.
+    fn from_specs(specs: &[Option<ResourceSpec>]) -> BgpInputs {
+        let mut inputs = BgpInputs::default();
+        for spec in specs.iter().flatten() {
+            match spec {
+                ResourceSpec::BgpConfiguration(c) if c.name == "default" => {
+                    if let Some(asn) = c.as_number {
+                        inputs.config.as_number = asn;
+                    }
+                    if let Some(mesh) = c.node_to_node_mesh_enabled {
+                        inputs.config.node_to_node_mesh = mesh;
+                    }
                 }
-                if let Some(mesh) = c.node_to_node_mesh_enabled {
-                    config.node_to_node_mesh = mesh;
-                }
+                ResourceSpec::BgpPeer(p) => inputs.peers.push(peer_of(p)),
+                _ => {}
             }
-            ResourceSpec::BgpPeer(p) => peers.push(bgp::Peer {
-                name: p.name.clone(),
-                node: p.node.clone(),
-                node_selector: p.node_selector.clone(),
-                peer_ip: p.peer_ip,
-                peer_selector: p.peer_selector.clone(),
-                as_number: p.as_number,
-                keep_original_next_hop: p.keep_original_next_hop,
-            }),
-            _ => {}
+        }
+        inputs
+    }
+
+    /// A `BGPPeer` applied: it replaces the one of the same name, or comes last.
+    fn apply_peer(&mut self, peer: bgp::Peer) {
+        match self.peers.iter_mut().find(|p| p.name == peer.name) {
+            Some(old) => *old = peer,
+            None => self.peers.push(peer),
         }
     }
-    (config, peers)
+
+    /// `BGPConfiguration` `default` applied: the whole spec replaces the old one (`kubectl
+    /// apply` drops fields the new manifest no longer sets), so absent fields take Calico's
+    /// defaults.
+    fn apply_config(&mut self, c: &BgpConfiguration) {
+        let default = bgp::BgpConfig::default();
+        self.config = bgp::BgpConfig {
+            as_number: c.as_number.unwrap_or(default.as_number),
+            node_to_node_mesh: c
+                .node_to_node_mesh_enabled
+                .unwrap_or(default.node_to_node_mesh),
+        };
+    }
+}
+
+fn peer_of(p: &BgpPeer) -> bgp::Peer {
+    bgp::Peer {
+        name: p.name.clone(),
+        node: p.node.clone(),
+        node_selector: p.node_selector.clone(),
+        peer_ip: p.peer_ip,
+        peer_selector: p.peer_selector.clone(),
+        as_number: p.as_number,
+        keep_original_next_hop: p.keep_original_next_hop,
+    }
 }
 
 /// Who installs routes: Felix from the datastore (Calico's VXLAN backend), and BGP speakers
@@ -110,6 +145,8 @@ pub struct ControlPlane {
     /// Felix's routes, the same on every node: prefix → owner node's address.
     pub felix: Option<BTreeMap<IpNet, IpAddr>>,
     pub bgp: Option<Box<BgpEngine>>,
+    /// What the BGP peering is planned from, as it stands now.
+    pub bgp_inputs: BgpInputs,
 }
 
 /// The simulated cluster's mutable state.
@@ -534,8 +571,14 @@ impl<'s> Simulation<'s> {
         if !calico_bird && !self.world.topology.fabric.bgp {
             return;
         }
-        let (config, peers) = bgp_inputs(&self.scenario.specs);
-        let peering = bgp::plan(&self.world.topology, &config, &peers, calico_bird);
+        let inputs = BgpInputs::from_specs(&self.scenario.specs);
+        let peering = bgp::plan(
+            &self.world.topology,
+            &inputs.config,
+            &inputs.peers,
+            calico_bird,
+        );
+        self.world.control.bgp_inputs = inputs;
         let timers = bgp::Timers::for_profile(self.scenario.profile.bgp_timers);
         let mut engine = BgpEngine::new(&self.world.topology, peering, timers, &network.bgp);
         let pools = match &self.world.addressing {
@@ -553,6 +596,27 @@ impl<'s> Simulation<'s> {
         let mut scheduled = engine.set_pools(self.now, pools);
         scheduled.extend(engine.start(self.now));
         self.world.control.bgp = Some(Box::new(engine));
+        self.schedule_bgp(scheduled);
+    }
+
+    /// Re-plans the BGP peering from the configuration in force and the topology as they are
+    /// now, and moves the running engine to it: unchanged sessions keep running, removed ones
+    /// go down, changed ones reset, new ones connect (`bgp::reconfigure`).
+    fn replan_bgp(&mut self, cause: &str) {
+        let network = &self.scenario.network;
+        let calico_bird =
+            network.cni == Cni::Calico && network.calico_backend == CalicoBackend::Bird;
+        let Some(engine) = self.world.control.bgp.as_mut() else {
+            return;
+        };
+        let inputs = &self.world.control.bgp_inputs;
+        let peering = bgp::plan(
+            &self.world.topology,
+            &inputs.config,
+            &inputs.peers,
+            calico_bird,
+        );
+        let scheduled = engine.reconfigure(self.now, &self.world.topology, peering, cause);
         self.schedule_bgp(scheduled);
     }
 
@@ -784,6 +848,7 @@ impl<'s> Simulation<'s> {
                     added.push(self.world.topology.add_node(add.rack, node));
                 }
                 let mut slots = Vec::new();
+                let mut names = Vec::new();
                 for id in added {
                     self.refresh_placement(id);
                     let node = self.world.topology.node(id).clone();
@@ -793,13 +858,7 @@ impl<'s> Simulation<'s> {
                         node.name.clone(),
                         format!("joined with address {}", node.ip),
                     );
-                    if self.world.control.bgp.is_some() {
-                        self.notes.push(format!(
-                            "{} joined at {}: BGP peerings are planned at the start, so it does \
-                             not speak BGP",
-                            node.name, self.now
-                        ));
-                    }
+                    names.push(node.name.clone());
                     for (w, workload) in self.scenario.workloads.iter().enumerate() {
                         if workload.kind == WorkloadKind::DaemonSet
                             && selects(&workload.node_selector, &node.labels)
@@ -807,6 +866,12 @@ impl<'s> Simulation<'s> {
                             slots.push((w, PodSlot::Daemon(id)));
                         }
                     }
+                }
+                // Before the blocks claimed above are handed to BGP (`drain_ipam_changes`),
+                // so the new speakers originate them.
+                if !names.is_empty() {
+                    let s = if names.len() == 1 { "" } else { "s" };
+                    self.replan_bgp(&format!("node{s} {} joined", names.join(", ")));
                 }
                 self.queue_creations(self.now, slots);
                 self.queue_retry();
@@ -906,19 +971,24 @@ impl<'s> Simulation<'s> {
                         self.world.namespaces.insert(ns.name.clone(), ns.clone());
                         self.record("apply", subject, "applied");
                     }
-                    Some(ResourceSpec::BgpPeer(_) | ResourceSpec::BgpConfiguration(_)) => {
-                        // The BGP engine plans its sessions once; changing them mid-run is not
-                        // simulated, and the report says so rather than pretend.
-                        let note = format!(
-                            "{subject} applied at {}: BGP peerings are planned at the start, so \
-                             this change is not simulated",
-                            self.now
-                        );
-                        self.notes.push(note);
+                    Some(ResourceSpec::BgpPeer(p)) => {
+                        let peer = peer_of(p);
+                        let cause = format!("BGPPeer {} applied", p.name);
+                        self.world.control.bgp_inputs.apply_peer(peer);
+                        self.record("apply", subject, "applied");
+                        self.replan_bgp(&cause);
+                    }
+                    Some(ResourceSpec::BgpConfiguration(c)) if c.name == "default" => {
+                        let c = c.clone();
+                        self.world.control.bgp_inputs.apply_config(&c);
+                        self.record("apply", subject, "applied");
+                        self.replan_bgp("BGPConfiguration default applied");
+                    }
+                    Some(ResourceSpec::BgpConfiguration(_)) => {
                         self.record(
                             "apply",
                             subject,
-                            "not simulated: BGP peerings are planned at the start",
+                            "ignored: only BGPConfiguration default is modelled",
                         );
                     }
                     Some(spec) => {
@@ -947,6 +1017,19 @@ impl<'s> Simulation<'s> {
                     .addressing
                     .refresh_tunnels(self.now, &self.world.topology);
                 self.record("delete", format!("{kind}/{name}"), "deleted");
+                let inputs = &mut self.world.control.bgp_inputs;
+                match kind.as_str() {
+                    "BGPPeer" => {
+                        inputs.peers.retain(|p| p.name != name);
+                        self.replan_bgp(&format!("BGPPeer {name} deleted"));
+                    }
+                    // Without it, Calico's defaults apply: the mesh on, AS 64512.
+                    "BGPConfiguration" if name == "default" => {
+                        inputs.config = bgp::BgpConfig::default();
+                        self.replan_bgp("BGPConfiguration default deleted");
+                    }
+                    _ => {}
+                }
                 self.queue_retry();
             }
         }
