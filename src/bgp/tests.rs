@@ -14,6 +14,8 @@ use crate::model::selector::Selector;
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, Os, Topology};
 
+mod reconfigure;
+
 /// One rack: its node count and each node's Calico settings.
 struct RackSpec {
     nodes: usize,
