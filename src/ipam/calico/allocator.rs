@@ -15,13 +15,15 @@
 //! It does not schedule anything: callers pass `now` and call `gc` when kube-controllers would.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use ipnet::IpNet;
 
 use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net_key};
-use super::hash::{FastMap, fnv1a};
+use super::hash::FastMap;
+use super::inline::InlineList;
+use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::{IndexRanges, start_index};
 use super::{
@@ -117,6 +119,7 @@ struct NodeState {
     borrowed: BTreeSet<IpAddr>,
 }
 
+/// One address held by a handle.
 #[derive(Clone, Debug)]
 struct Held {
     ip: IpAddr,
@@ -125,12 +128,25 @@ struct Held {
     borrowed: bool,
 }
 
-#[derive(Clone, Debug)]
+impl Default for Held {
+    /// A placeholder for the unused inline slots of a [`HeldList`]; never a real holding.
+    fn default() -> Held {
+        Held {
+            ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            block: (false, 0),
+            node: Arc::from(""),
+            borrowed: false,
+        }
+    }
+}
+
+/// A handle's addresses in the order they were handed out: a pod holds one, kept inline.
+type HeldList = InlineList<Held, 1>;
+
+/// What a handle holds; its name lives in `CalicoIpam::handle_names` under the same id.
+#[derive(Clone, Debug, Default)]
 struct HandleRecord {
-    name: String,
-    held: Vec<Held>,
-    /// The previously interned handle whose name has the same hash, if any.
-    same_hash: Option<HandleId>,
+    held: HeldList,
 }
 
 /// The node a request is made for: looked up once per request.
@@ -163,10 +179,8 @@ pub struct CalicoIpam {
     /// each allocation then touch a few cache lines instead of striding over whole blocks.
     pub(crate) blocks: BTreeMap<BlockKey, Box<Block>>,
     nodes: FastMap<String, NodeState>,
-    /// Handle name hash → the last handle interned with that hash (`same_hash` chains the
-    /// others). Keyed by the hash rather than the name so that growing the map, which
-    /// happens often while pods are created, never reads the names back from the heap.
-    handle_ids: FastMap<u64, HandleId>,
+    /// Handle names; a handle's id indexes `handles`.
+    handle_names: Interner,
     handles: Vec<HandleRecord>,
     /// (due, block): a block whose earliest cooling address frees strictly after `due`.
     cooling_due: BTreeSet<(SimTime, BlockKey)>,
@@ -197,7 +211,7 @@ impl CalicoIpam {
             reserved: ReservedSet::default(),
             blocks: BTreeMap::new(),
             nodes: FastMap::default(),
-            handle_ids: FastMap::default(),
+            handle_names: Interner::default(),
             handles: Vec::new(),
             cooling_due: BTreeSet::new(),
             empty_since: BTreeMap::new(),
@@ -979,7 +993,7 @@ impl CalicoIpam {
             .then_some(self.config.ip_cooldown);
         let mut by_block: BTreeMap<BlockKey, Vec<u32>> = BTreeMap::new();
         let mut released = Vec::new();
-        for h in &held {
+        for h in held.iter() {
             if h.borrowed {
                 if let Some(n) = self.nodes.get_mut(&*h.node) {
                     n.borrowed.remove(&h.ip);
@@ -1068,29 +1082,15 @@ impl CalicoIpam {
     // ----- internals -------------------------------------------------------------------
 
     fn handle_id(&self, handle: &str) -> Option<HandleId> {
-        let mut next = self.handle_ids.get(&fnv1a(handle.as_bytes())).copied();
-        while let Some(id) = next {
-            let rec = self.handles.get(id.0 as usize)?;
-            if rec.name == handle {
-                return Some(id);
-            }
-            next = rec.same_hash;
-        }
-        None
+        self.handle_names.get(handle).map(HandleId)
     }
 
     fn intern(&mut self, handle: &str) -> HandleId {
-        if let Some(id) = self.handle_id(handle) {
-            return id;
+        let id = self.handle_names.intern(handle);
+        if self.handles.len() < self.handle_names.len() {
+            self.handles.push(HandleRecord::default());
         }
-        let id = HandleId(self.handles.len() as u32);
-        let same_hash = self.handle_ids.insert(fnv1a(handle.as_bytes()), id);
-        self.handles.push(HandleRecord {
-            name: handle.to_string(),
-            held: Vec::new(),
-            same_hash,
-        });
-        id
+        HandleId(id)
     }
 
     /// Takes up to `num` addresses from one block for handle `id` on `node`, appending them
@@ -1391,7 +1391,7 @@ impl CalicoIpam {
     // ----- read access for `query` -----------------------------------------------------
 
     pub(crate) fn handle_name(&self, id: HandleId) -> Option<&str> {
-        self.handles.get(id.0 as usize).map(|h| &*h.name)
+        ((id.0 as usize) < self.handle_names.len()).then(|| self.handle_names.name(id.0))
     }
 
     pub(crate) fn node_affine(&self, node: &str) -> Vec<BlockKey> {

@@ -22,6 +22,8 @@
 mod allocator;
 mod block;
 mod hash;
+mod inline;
+mod intern;
 mod pool;
 mod query;
 mod walk;

@@ -1,0 +1,108 @@
+//! Append-only interning of names (IPAM handles, node names) to dense `u32` ids.
+//!
+//! Layout: every name is stored back to back in one `String`, `ends[i]` marking where name
+//! `i` ends (it starts where name `i − 1` ends). Interning therefore allocates nothing per
+//! name beyond the amortised growth of two buffers, and a name is read back from memory that
+//! neighbouring names keep warm. `by_hash` maps the FNV-1a hash of a name to the last id
+//! interned with that hash and `same_hash` chains the earlier ones, so growing the map never
+//! reads a name back from the buffer and a miss (the usual case when a pod is created)
+//! compares no bytes at all.
+//!
+//! Ids are positions in interning order and are never reused: an id stays valid, and keeps
+//! naming the same string, for the life of the interner.
+
+use super::hash::{FastMap, fnv1a};
+
+/// Names interned to dense ids, in interning order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Interner {
+    /// All names, back to back.
+    text: String,
+    /// `ends[i]`: the end of name `i` in `text`.
+    ends: Vec<usize>,
+    /// `same_hash[i]`: the previously interned id whose name has the same hash as name `i`.
+    same_hash: Vec<Option<u32>>,
+    /// Name hash → the last id interned with that hash.
+    by_hash: FastMap<u64, u32>,
+}
+
+impl Interner {
+    /// The number of names interned.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Name `id`. Panics on an id this interner did not hand out.
+    pub(crate) fn name(&self, id: u32) -> &str {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    /// The id of `name`, if it has been interned.
+    pub(crate) fn get(&self, name: &str) -> Option<u32> {
+        self.find(fnv1a(name.as_bytes()), name)
+    }
+
+    /// The id of `name`, interning it if new.
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
+        let hash = fnv1a(name.as_bytes());
+        if let Some(id) = self.find(hash, name) {
+            return id;
+        }
+        let id = u32::try_from(self.ends.len()).expect("more than 2^32 interned names");
+        self.text.push_str(name);
+        self.ends.push(self.text.len());
+        self.same_hash.push(self.by_hash.insert(hash, id));
+        id
+    }
+
+    fn find(&self, hash: u64, name: &str) -> Option<u32> {
+        let mut next = self.by_hash.get(&hash).copied();
+        while let Some(id) = next {
+            if self.name(id) == name {
+                return Some(id);
+            }
+            next = self.same_hash[id as usize];
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_dense_stable_and_round_trip() {
+        let mut i = Interner::default();
+        assert_eq!(i.get("a"), None);
+        assert_eq!(i.intern("a"), 0);
+        assert_eq!(i.intern(""), 1);
+        assert_eq!(i.intern("default/pod-1"), 2);
+        assert_eq!(i.intern("a"), 0);
+        assert_eq!(i.len(), 3);
+        assert_eq!(
+            (i.name(0), i.name(1), i.name(2)),
+            ("a", "", "default/pod-1")
+        );
+        assert_eq!(i.get("default/pod-1"), Some(2));
+        assert_eq!(i.get("default/pod-2"), None);
+    }
+
+    #[test]
+    fn names_sharing_a_hash_are_chained() {
+        let mut i = Interner::default();
+        let a = i.intern("a");
+        let b = i.intern("b");
+        // Force a collision: make "c" look like it shares "a"'s hash.
+        let hash = fnv1a(b"a");
+        let id = i.ends.len() as u32;
+        i.text.push('c');
+        i.ends.push(i.text.len());
+        i.same_hash.push(i.by_hash.insert(hash, id));
+        assert_eq!(i.find(hash, "a"), Some(a));
+        assert_eq!(i.find(hash, "c"), Some(id));
+        assert_eq!(i.get("b"), Some(b));
+    }
+}
