@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use ipnet::IpNet;
 
+use super::arena::{BlockId, Blocks};
 use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net_key};
 use super::hash::FastMap;
 use super::inline::InlineList;
@@ -107,6 +108,10 @@ impl PoolState {
     }
 }
 
+/// A node's affine blocks in key order, as arena ids: a node usually owns one or two, so
+/// they are kept inline in the node's entry (no pointer to chase per request).
+type AffineList = InlineList<BlockId, 4>;
+
 #[derive(Clone, Debug)]
 struct NodeState {
     /// Shared so that each request can hold the node while the state is mutated, without
@@ -114,7 +119,7 @@ struct NodeState {
     node: Arc<Node>,
     /// The node's name, shared by every address it holds (no copy per allocation).
     name: Arc<str>,
-    affine: BTreeSet<BlockKey>,
+    affine: AffineList,
     /// Addresses this node holds from blocks not affine to it.
     borrowed: BTreeSet<IpAddr>,
 }
@@ -123,7 +128,8 @@ struct NodeState {
 #[derive(Clone, Debug)]
 struct Held {
     ip: IpAddr,
-    block: BlockKey,
+    /// Valid while held: a block with a held address is never deleted.
+    block: BlockId,
     node: Arc<str>,
     borrowed: bool,
 }
@@ -133,7 +139,7 @@ impl Default for Held {
     fn default() -> Held {
         Held {
             ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            block: (false, 0),
+            block: BlockId::default(),
             node: Arc::from(""),
             borrowed: false,
         }
@@ -161,7 +167,7 @@ struct Scratch {
     /// The candidate pools of the family being assigned.
     pools: Vec<Arc<str>>,
     /// The node's affine blocks usable for that family.
-    affine: Vec<BlockKey>,
+    affine: Vec<BlockId>,
     /// Ordinals just taken from one block.
     ordinals: Vec<u32>,
 }
@@ -175,9 +181,8 @@ pub struct CalicoIpam {
     pub(crate) pools: BTreeMap<String, PoolState>,
     reservations: Vec<IpReservation>,
     reserved: ReservedSet,
-    /// Boxed so that the tree's nodes hold only keys and pointers: the several lookups of
-    /// each allocation then touch a few cache lines instead of striding over whole blocks.
-    pub(crate) blocks: BTreeMap<BlockKey, Box<Block>>,
+    /// Every block, by arena id and in key order.
+    pub(crate) blocks: Blocks,
     nodes: FastMap<String, NodeState>,
     /// Handle names; a handle's id indexes `handles`.
     handle_names: Interner,
@@ -209,7 +214,7 @@ impl CalicoIpam {
             pools: BTreeMap::new(),
             reservations: Vec::new(),
             reserved: ReservedSet::default(),
-            blocks: BTreeMap::new(),
+            blocks: Blocks::default(),
             nodes: FastMap::default(),
             handle_names: Interner::default(),
             handles: Vec::new(),
@@ -249,7 +254,7 @@ impl CalicoIpam {
                     NodeState {
                         name: Arc::from(node.name.as_str()),
                         node: Arc::new(node),
-                        affine: BTreeSet::new(),
+                        affine: AffineList::default(),
                         borrowed: BTreeSet::new(),
                     },
                 );
@@ -448,7 +453,7 @@ impl CalicoIpam {
         // Affine blocks usable for this request, in order; release stale empty ones.
         let affine_allowed = &mut scratch.affine;
         self.prepare_affine_blocks(node, v6, allowed, affine_allowed);
-        let affine_allowed: &[BlockKey] = affine_allowed;
+        let affine_allowed: &[BlockId] = affine_allowed;
         let ordinals = &mut scratch.ordinals;
         let mut owned = affine_allowed.len() as u32;
         let mut limit = req.max_blocks_per_host;
@@ -471,15 +476,15 @@ impl CalicoIpam {
             // findOrClaimBlock: existing affine blocks first, each visited once.
             let mut chosen = None;
             while next_affine < affine_allowed.len() {
-                let key = affine_allowed[next_affine];
+                let id = affine_allowed[next_affine];
                 next_affine += 1;
-                if self.blocks.get(&key).is_some_and(|b| b.usable_free() >= 1) {
-                    chosen = Some(key);
+                if self.blocks.at(id).usable_free() >= 1 {
+                    chosen = Some(id);
                     break;
                 }
             }
-            let key = match chosen {
-                Some(key) => key,
+            let block = match chosen {
+                Some(id) => id,
                 None => {
                     if !allow_new_claim {
                         return hard(result, messages::block_limit(limit));
@@ -488,20 +493,18 @@ impl CalicoIpam {
                         return hard(result, messages::FAILED_TO_FIND_OR_CLAIM.into());
                     }
                     match self.find_usable_block(now, node, allowed) {
-                        Some(key) => {
+                        Some(id) => {
                             owned += 1;
-                            let free = self.blocks.get(&key).map_or(0, |b| b.usable_free());
+                            let claimed = self.blocks.at(id);
+                            let free = claimed.usable_free();
                             if free == 0 {
-                                let cidr = self.blocks.get(&key).map(|b| b.cidr.to_string());
+                                let cidr = claimed.cidr.to_string();
                                 return hard(
                                     result,
-                                    messages::claimed_block_too_small(
-                                        &cidr.unwrap_or_default(),
-                                        free,
-                                    ),
+                                    messages::claimed_block_too_small(&cidr, free),
                                 );
                             }
-                            key
+                            id
                         }
                         None => {
                             if strict {
@@ -516,7 +519,7 @@ impl CalicoIpam {
             };
             let rem = num - result.allocations.len() as u32;
             let id = *handle.get_or_insert_with(|| self.intern(&req.handle));
-            self.take_from_block(key, rem, id, &who.name, ordinals, &mut result.allocations);
+            self.take_from_block(block, rem, id, &who.name, ordinals, &mut result.allocations);
         }
 
         // Borrowing: walk every allowed pool's existing blocks in claim order.
@@ -555,10 +558,13 @@ impl CalicoIpam {
                         Some(s) => net_key(&s.block_cidr(index)),
                         None => break,
                     };
+                    let Some(block) = self.blocks.id_of(&key) else {
+                        break;
+                    };
                     let id = *handle.get_or_insert_with(|| self.intern(&req.handle));
                     let before = result.allocations.len();
                     self.take_from_block(
-                        key,
+                        block,
                         rem,
                         id,
                         &who.name,
@@ -673,7 +679,7 @@ impl CalicoIpam {
         node: &Node,
         v6: bool,
         allowed: &[Arc<str>],
-        usable: &mut Vec<BlockKey>,
+        usable: &mut Vec<BlockId>,
     ) {
         usable.clear();
         let Some(state) = self.nodes.get(&node.name) else {
@@ -682,16 +688,18 @@ impl CalicoIpam {
         // Releasing one block changes nothing the test of another reads, so the stale ones
         // are collected first and released afterwards, in the same order.
         let mut stale: Vec<BlockKey> = Vec::new();
-        for &key in state.affine.range((v6, 0)..=(v6, u128::MAX)) {
-            let Some(block) = self.blocks.get(&key) else {
+        for &id in state.affine.iter() {
+            let block = self.blocks.at(id);
+            let key = block.key();
+            if key.0 != v6 {
                 continue;
-            };
+            }
             // Pointer equality first: the block usually shares its pool's name.
             if allowed
                 .iter()
                 .any(|p| Arc::ptr_eq(p, &block.pool) || **p == *block.pool)
             {
-                usable.push(key);
+                usable.push(id);
                 continue;
             }
             let pool = self
@@ -717,7 +725,7 @@ impl CalicoIpam {
         now: SimTime,
         node: &Node,
         allowed: &[Arc<str>],
-    ) -> Option<BlockKey> {
+    ) -> Option<BlockId> {
         for name in allowed {
             let Some(state) = self.pools.get(&**name) else {
                 continue;
@@ -727,7 +735,7 @@ impl CalicoIpam {
             }
             let start = start_index(&node.name, state.log2);
             if let Some(index) = state.unclaimed.next_wrapping(start) {
-                return Some(self.claim_block(now, name, index, node));
+                return self.claim_block(now, name, index, node);
             }
         }
         if !self.profile.reclaims_empty_blocks() {
@@ -761,7 +769,7 @@ impl CalicoIpam {
             }
             if let Some((index, key)) = found {
                 self.release_affinity(key);
-                return Some(self.claim_block(now, name, index, node));
+                return self.claim_block(now, name, index, node);
             }
         }
         None
@@ -839,16 +847,25 @@ impl CalicoIpam {
         let Some(ordinal) = block.ip_ordinal(ip) else {
             return AssignOutcome::failed(messages::NOT_IN_POOL.into());
         };
+        let Some(block_id) = self.blocks.id_of(&key) else {
+            return AssignOutcome::failed(messages::NOT_IN_POOL.into());
+        };
         let handle_id = self.intern(handle);
-        let taken = self
+        if !self
             .blocks
-            .get_mut(&key)
-            .is_some_and(|b| b.take_ordinal(ordinal, handle_id));
-        if !taken {
+            .at_mut(block_id)
+            .take_ordinal(ordinal, handle_id)
+        {
             return AssignOutcome::failed(messages::already_assigned(&ip.to_string()));
         }
         let mut allocations = Vec::with_capacity(1);
-        self.record(key, &[ordinal], handle_id, &node_name, &mut allocations);
+        self.record(
+            block_id,
+            &[ordinal],
+            handle_id,
+            &node_name,
+            &mut allocations,
+        );
         self.reindex(key);
         AssignOutcome {
             allocations,
@@ -943,30 +960,27 @@ impl CalicoIpam {
         let existing = self.nodes.get(&node.name).and_then(|s| {
             s.affine
                 .iter()
-                .find(|k| {
-                    self.blocks
-                        .get(k)
-                        .is_some_and(|b| usable.iter().any(|p| **p == *b.pool))
+                .find(|&&id| {
+                    let b = self.blocks.at(id);
+                    usable.iter().any(|p| **p == *b.pool)
                 })
                 .copied()
         });
-        let key = match existing {
-            Some(k) => k,
+        let id = match existing {
+            Some(id) => id,
             None => match self.find_usable_block(now, node, &usable) {
-                Some(k) => k,
+                Some(id) => id,
                 None => {
                     return AssignOutcome::failed(messages::STRICT_NO_FREE_BLOCKS.into());
                 }
             },
         };
-        let Some(b) = self.blocks.get(&key) else {
-            return AssignOutcome::failed(messages::STRICT_NO_FREE_BLOCKS.into());
-        };
+        let b = self.blocks.at(id);
         AssignOutcome {
             allocations: vec![Allocation {
                 ip: b.ordinal_ip(1),
                 block: b.cidr,
-                pool: b.pool.to_string(),
+                pool: String::from(&*b.pool),
                 borrowed: false,
             }],
             error: None,
@@ -1003,8 +1017,9 @@ impl CalicoIpam {
                     ip: h.ip,
                 });
             }
-            if let Some(o) = self.blocks.get(&h.block).and_then(|b| b.ip_ordinal(h.ip)) {
-                by_block.entry(h.block).or_default().push(o);
+            let block = self.blocks.at(h.block);
+            if let Some(o) = block.ip_ordinal(h.ip) {
+                by_block.entry(block.key()).or_default().push(o);
                 released.push(h.ip);
             }
         }
@@ -1031,12 +1046,7 @@ impl CalicoIpam {
         for kind in [TunnelKind::Ipip, TunnelKind::Vxlan, TunnelKind::VxlanV6] {
             self.release(now, &kind.handle(node));
         }
-        let affine: Vec<BlockKey> = self
-            .nodes
-            .get(node)
-            .map(|s| s.affine.iter().copied().collect())
-            .unwrap_or_default();
-        for key in affine {
+        for key in self.node_affine(node) {
             self.release_affinity(key);
         }
         self.nodes.remove(node);
@@ -1097,7 +1107,7 @@ impl CalicoIpam {
     /// to `out`; `ordinals` is a reused buffer.
     fn take_from_block(
         &mut self,
-        key: BlockKey,
+        block: BlockId,
         num: u32,
         id: HandleId,
         node: &Arc<str>,
@@ -1105,18 +1115,14 @@ impl CalicoIpam {
         out: &mut Vec<Allocation>,
     ) {
         ordinals.clear();
-        let unchanged = match self.blocks.get_mut(&key) {
-            Some(b) => {
-                let was_empty = b.is_empty();
-                b.take_into(num, id, ordinals);
-                // A block that was already in use and still has room keeps its place in
-                // every index (with_room, empty, empty_since), so the usual allocation
-                // skips `reindex`.
-                !was_empty && b.usable_free() > 0
-            }
-            None => return,
-        };
-        self.record(key, ordinals, id, node, out);
+        let b = self.blocks.at_mut(block);
+        let was_empty = b.is_empty();
+        b.take_into(num, id, ordinals);
+        // A block that was already in use and still has room keeps its place in every index
+        // (with_room, empty, empty_since), so the usual allocation skips `reindex`.
+        let unchanged = !was_empty && b.usable_free() > 0;
+        let key = b.key();
+        self.record(block, ordinals, id, node, out);
         if !unchanged {
             self.reindex(key);
         }
@@ -1126,22 +1132,20 @@ impl CalicoIpam {
     /// Borrowed changes.
     fn record(
         &mut self,
-        key: BlockKey,
+        block_id: BlockId,
         ordinals: &[u32],
         id: HandleId,
         node: &Arc<str>,
         out: &mut Vec<Allocation>,
     ) {
-        let Some(block) = self.blocks.get(&key) else {
-            return;
-        };
+        let block = self.blocks.at(block_id);
         let borrowed = block.affinity.as_deref() != Some(&**node);
         for &o in ordinals {
             let ip = block.ordinal_ip(o);
             if let Some(rec) = self.handles.get_mut(id.0 as usize) {
                 rec.held.push(Held {
                     ip,
-                    block: key,
+                    block: block_id,
                     node: Arc::clone(node),
                     borrowed,
                 });
@@ -1151,7 +1155,7 @@ impl CalicoIpam {
                     n.borrowed.insert(ip);
                 }
                 self.changes.push(IpamChange::Borrowed {
-                    node: node.to_string(),
+                    node: String::from(&**node),
                     ip,
                     block: block.cidr,
                 });
@@ -1159,17 +1163,22 @@ impl CalicoIpam {
             out.push(Allocation {
                 ip,
                 block: block.cidr,
-                pool: block.pool.to_string(),
+                // `String::from`, not `to_string`: the latter goes through `Display`.
+                pool: String::from(&*block.pool),
                 borrowed,
             });
         }
     }
 
     /// Creates block `index` of `pool` with affinity to `node` (`claimAffineBlock`).
-    fn claim_block(&mut self, now: SimTime, pool: &str, index: u128, node: &Node) -> BlockKey {
-        let Some(state) = self.pools.get_mut(pool) else {
-            return (false, 0);
-        };
+    fn claim_block(
+        &mut self,
+        now: SimTime,
+        pool: &str,
+        index: u128,
+        node: &Node,
+    ) -> Option<BlockId> {
+        let state = self.pools.get_mut(pool)?;
         let cidr = state.block_cidr(index);
         state.unclaimed.remove(index);
         let block = Block::new(
@@ -1182,32 +1191,45 @@ impl CalicoIpam {
             &self.reserved,
         );
         let key = block.key();
-        self.blocks.insert(key, Box::new(block));
+        let id = self.blocks.insert(block);
         if let Some(n) = self.nodes.get_mut(&node.name) {
-            n.affine.insert(key);
+            let blocks = &self.blocks;
+            let at = n
+                .affine
+                .as_slice()
+                .partition_point(|&b| blocks.at(b).key() < key);
+            n.affine.insert(at, id);
         }
         self.changes.push(IpamChange::BlockClaimed {
             node: node.name.clone(),
             block: cidr,
         });
         self.reindex(key);
-        key
+        Some(id)
+    }
+
+    /// Drops `block` from `owner`'s affine list.
+    fn forget_affine(&mut self, owner: &str, block: BlockId) {
+        if let Some(n) = self.nodes.get_mut(owner)
+            && let Some(at) = n.affine.iter().position(|&b| b == block)
+        {
+            n.affine.remove(at);
+        }
     }
 
     /// `releaseBlockAffinity` without the emptiness requirement: an empty block is deleted,
     /// any other keeps its addresses and loses its affinity.
     fn release_affinity(&mut self, key: BlockKey) {
-        let Some(block) = self.blocks.get_mut(&key) else {
+        let Some(id) = self.blocks.id_of(&key) else {
             return;
         };
+        let block = self.blocks.at_mut(id);
         let Some(owner) = block.affinity.take() else {
             return;
         };
         let cidr = block.cidr;
         let empty = block.is_empty();
-        if let Some(n) = self.nodes.get_mut(&owner) {
-            n.affine.remove(&key);
-        }
+        self.forget_affine(&owner, id);
         self.empty_since.remove(&key);
         self.changes.push(IpamChange::BlockAffinityReleased {
             node: owner,
@@ -1246,13 +1268,11 @@ impl CalicoIpam {
 
     /// Removes a block and gives its index back to the claim walk.
     fn delete_block(&mut self, key: BlockKey) {
-        let Some(block) = self.blocks.remove(&key) else {
+        let Some((id, block)) = self.blocks.remove(&key) else {
             return;
         };
-        if let Some(owner) = &block.affinity
-            && let Some(n) = self.nodes.get_mut(owner)
-        {
-            n.affine.remove(&key);
+        if let Some(owner) = &block.affinity {
+            self.forget_affine(owner, id);
         }
         self.empty_since.remove(&key);
         if let Some(state) = self.pools.get_mut(&*block.pool)
@@ -1394,10 +1414,11 @@ impl CalicoIpam {
         ((id.0 as usize) < self.handle_names.len()).then(|| self.handle_names.name(id.0))
     }
 
+    /// Keys of `node`'s affine blocks, in key order.
     pub(crate) fn node_affine(&self, node: &str) -> Vec<BlockKey> {
         self.nodes
             .get(node)
-            .map(|s| s.affine.iter().copied().collect())
+            .map(|s| s.affine.iter().map(|&b| self.blocks.at(b).key()).collect())
             .unwrap_or_default()
     }
 
@@ -1427,14 +1448,14 @@ impl CalicoIpam {
         };
         rec.held
             .iter()
-            .filter_map(|h| {
-                let b = self.blocks.get(&h.block)?;
-                Some(Allocation {
+            .map(|h| {
+                let b = self.blocks.at(h.block);
+                Allocation {
                     ip: h.ip,
                     block: b.cidr,
-                    pool: b.pool.to_string(),
+                    pool: String::from(&*b.pool),
                     borrowed: h.borrowed,
-                })
+                }
             })
             .collect()
     }

@@ -20,6 +20,7 @@
 //! `block` one allocation block, `allocator` the state machine, `query` the read-only views.
 
 mod allocator;
+mod arena;
 mod block;
 mod hash;
 mod inline;

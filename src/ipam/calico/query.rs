@@ -66,7 +66,7 @@ pub struct IpOwner {
 
 impl CalicoIpam {
     pub fn blocks(&self) -> Vec<BlockReport> {
-        self.blocks.values().map(|b| report(b)).collect()
+        self.blocks.values().map(report).collect()
     }
 
     pub fn block(&self, cidr: &IpNet) -> Option<BlockReport> {
