@@ -22,7 +22,6 @@ use ipnet::IpNet;
 
 use super::arena::{BlockId, Blocks};
 use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net_key};
-use super::hash::FastMap;
 use super::inline::InlineList;
 use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
@@ -112,25 +111,30 @@ impl PoolState {
 /// they are kept inline in the node's entry (no pointer to chase per request).
 type AffineList = InlineList<BlockId, 4>;
 
+/// A node name's id in `CalicoIpam::node_names`, which also indexes `CalicoIpam::nodes`.
+/// Ids are never reused, so an address keeps naming the node it was assigned on after that
+/// node is deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct NodeId(u32);
+
 #[derive(Clone, Debug)]
 struct NodeState {
     /// Shared so that each request can hold the node while the state is mutated, without
     /// copying its labels.
     node: Arc<Node>,
-    /// The node's name, shared by every address it holds (no copy per allocation).
-    name: Arc<str>,
     affine: AffineList,
     /// Addresses this node holds from blocks not affine to it.
     borrowed: BTreeSet<IpAddr>,
 }
 
 /// One address held by a handle.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Held {
     ip: IpAddr,
     /// Valid while held: a block with a held address is never deleted.
     block: BlockId,
-    node: Arc<str>,
+    /// The node the address was assigned on.
+    node: NodeId,
     borrowed: bool,
 }
 
@@ -140,7 +144,7 @@ impl Default for Held {
         Held {
             ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             block: BlockId::default(),
-            node: Arc::from(""),
+            node: NodeId::default(),
             borrowed: false,
         }
     }
@@ -158,7 +162,7 @@ struct HandleRecord {
 /// The node a request is made for: looked up once per request.
 struct Requester {
     node: Arc<Node>,
-    name: Arc<str>,
+    id: NodeId,
 }
 
 /// Buffers reused by every `AutoAssign`, so that a request allocates only what it returns.
@@ -183,7 +187,10 @@ pub struct CalicoIpam {
     reserved: ReservedSet,
     /// Every block, by arena id and in key order.
     pub(crate) blocks: Blocks,
-    nodes: FastMap<String, NodeState>,
+    /// Every node name ever added; a name's id indexes `nodes`.
+    node_names: Interner,
+    /// By [`NodeId`]; `None` once the node is deleted.
+    nodes: Vec<Option<NodeState>>,
     /// Handle names; a handle's id indexes `handles`.
     handle_names: Interner,
     handles: Vec<HandleRecord>,
@@ -215,7 +222,8 @@ impl CalicoIpam {
             reservations: Vec::new(),
             reserved: ReservedSet::default(),
             blocks: Blocks::default(),
-            nodes: FastMap::default(),
+            node_names: Interner::default(),
+            nodes: Vec::new(),
             handle_names: Interner::default(),
             handles: Vec::new(),
             cooling_due: BTreeSet::new(),
@@ -246,18 +254,18 @@ impl CalicoIpam {
 
     /// Adds or updates a node (labels or OS). Affinities are re-checked lazily, as Calico does.
     pub fn upsert_node(&mut self, node: Node) {
-        match self.nodes.get_mut(&node.name) {
+        let id = self.node_names.intern(&node.name) as usize;
+        if self.nodes.len() <= id {
+            self.nodes.resize_with(id + 1, || None);
+        }
+        match &mut self.nodes[id] {
             Some(state) => state.node = Arc::new(node),
-            None => {
-                self.nodes.insert(
-                    node.name.clone(),
-                    NodeState {
-                        name: Arc::from(node.name.as_str()),
-                        node: Arc::new(node),
-                        affine: AffineList::default(),
-                        borrowed: BTreeSet::new(),
-                    },
-                );
+            slot @ None => {
+                *slot = Some(NodeState {
+                    node: Arc::new(node),
+                    affine: AffineList::default(),
+                    borrowed: BTreeSet::new(),
+                });
             }
         }
     }
@@ -374,10 +382,14 @@ impl CalicoIpam {
     /// Calico's `AutoAssign` (`ipam.go`): IPv4 first, then IPv6 unless IPv4 returned an error.
     pub fn auto_assign(&mut self, now: SimTime, req: &AssignRequest) -> AssignOutcome {
         self.expire_cooling(now);
-        let Some(who) = self.nodes.get(&req.node).map(|s| Requester {
-            node: Arc::clone(&s.node),
-            name: Arc::clone(&s.name),
-        }) else {
+        let who = self.node_id(&req.node).and_then(|id| {
+            let state = self.nodes[id.0 as usize].as_ref()?;
+            Some(Requester {
+                node: Arc::clone(&state.node),
+                id,
+            })
+        });
+        let Some(who) = who else {
             return AssignOutcome::failed(messages::unknown_node(&req.node));
         };
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -452,7 +464,7 @@ impl CalicoIpam {
 
         // Affine blocks usable for this request, in order; release stale empty ones.
         let affine_allowed = &mut scratch.affine;
-        self.prepare_affine_blocks(node, v6, allowed, affine_allowed);
+        self.prepare_affine_blocks(who.id, node, v6, allowed, affine_allowed);
         let affine_allowed: &[BlockId] = affine_allowed;
         let ordinals = &mut scratch.ordinals;
         let mut owned = affine_allowed.len() as u32;
@@ -519,7 +531,7 @@ impl CalicoIpam {
             };
             let rem = num - result.allocations.len() as u32;
             let id = *handle.get_or_insert_with(|| self.intern(&req.handle));
-            self.take_from_block(block, rem, id, &who.name, ordinals, &mut result.allocations);
+            self.take_from_block(block, rem, id, who.id, ordinals, &mut result.allocations);
         }
 
         // Borrowing: walk every allowed pool's existing blocks in claim order.
@@ -563,14 +575,7 @@ impl CalicoIpam {
                     };
                     let id = *handle.get_or_insert_with(|| self.intern(&req.handle));
                     let before = result.allocations.len();
-                    self.take_from_block(
-                        block,
-                        rem,
-                        id,
-                        &who.name,
-                        ordinals,
-                        &mut result.allocations,
-                    );
+                    self.take_from_block(block, rem, id, who.id, ordinals, &mut result.allocations);
                     rem -= (result.allocations.len() - before) as u32;
                     match index.checked_add(1) {
                         Some(c) => cursor = c,
@@ -676,13 +681,14 @@ impl CalicoIpam {
     /// released on the way (`ipam.go`).
     fn prepare_affine_blocks(
         &mut self,
+        node_id: NodeId,
         node: &Node,
         v6: bool,
         allowed: &[Arc<str>],
         usable: &mut Vec<BlockId>,
     ) {
         usable.clear();
-        let Some(state) = self.nodes.get(&node.name) else {
+        let Some(state) = &self.nodes[node_id.0 as usize] else {
             return;
         };
         // Releasing one block changes nothing the test of another reads, so the stale ones
@@ -788,10 +794,9 @@ impl CalicoIpam {
         ip: IpAddr,
     ) -> AssignOutcome {
         self.expire_cooling(now);
-        let Some((node, node_name)) = self
-            .nodes
-            .get(node)
-            .map(|s| (Arc::clone(&s.node), Arc::clone(&s.name)))
+        let Some((node, node_id)) = self
+            .node_id(node)
+            .and_then(|id| Some((Arc::clone(&self.nodes[id.0 as usize].as_ref()?.node), id)))
         else {
             return AssignOutcome::failed(messages::unknown_node(node));
         };
@@ -859,13 +864,7 @@ impl CalicoIpam {
             return AssignOutcome::failed(messages::already_assigned(&ip.to_string()));
         }
         let mut allocations = Vec::with_capacity(1);
-        self.record(
-            block_id,
-            &[ordinal],
-            handle_id,
-            &node_name,
-            &mut allocations,
-        );
+        self.record(block_id, &[ordinal], handle_id, node_id, &mut allocations);
         self.reindex(key);
         AssignOutcome {
             allocations,
@@ -880,7 +879,7 @@ impl CalicoIpam {
     /// needed has its address released.
     pub fn assign_tunnel(&mut self, now: SimTime, node: &str) -> Vec<(TunnelKind, AssignOutcome)> {
         self.expire_cooling(now);
-        let Some(node_info) = self.nodes.get(node).map(|s| Arc::clone(&s.node)) else {
+        let Some(node_info) = self.node_state(node).map(|s| Arc::clone(&s.node)) else {
             return vec![(
                 TunnelKind::Ipip,
                 AssignOutcome::failed(messages::unknown_node(node)),
@@ -957,7 +956,7 @@ impl CalicoIpam {
         if usable.is_empty() {
             return AssignOutcome::failed(messages::NO_QUALIFIED_POOL.into());
         }
-        let existing = self.nodes.get(&node.name).and_then(|s| {
+        let existing = self.node_state(&node.name).and_then(|s| {
             s.affine
                 .iter()
                 .find(|&&id| {
@@ -1009,11 +1008,11 @@ impl CalicoIpam {
         let mut released = Vec::new();
         for h in held.iter() {
             if h.borrowed {
-                if let Some(n) = self.nodes.get_mut(&*h.node) {
+                if let Some(n) = &mut self.nodes[h.node.0 as usize] {
                     n.borrowed.remove(&h.ip);
                 }
                 self.changes.push(IpamChange::BorrowReleased {
-                    node: h.node.to_string(),
+                    node: self.node_names.name(h.node.0).to_string(),
                     ip: h.ip,
                 });
             }
@@ -1049,7 +1048,9 @@ impl CalicoIpam {
         for key in self.node_affine(node) {
             self.release_affinity(key);
         }
-        self.nodes.remove(node);
+        if let Some(id) = self.node_id(node) {
+            self.nodes[id.0 as usize] = None;
+        }
     }
 
     /// Periodic work: cooled addresses become free, empty blocks with no affinity are deleted,
@@ -1073,7 +1074,7 @@ impl CalicoIpam {
                 self.empty_since.remove(&key);
                 continue;
             }
-            let node_blocks = self.nodes.get(&owner).map_or(0, |s| s.affine.len());
+            let node_blocks = self.node_state(&owner).map_or(0, |s| s.affine.len());
             if node_blocks <= 1 {
                 continue;
             }
@@ -1090,6 +1091,21 @@ impl CalicoIpam {
     }
 
     // ----- internals -------------------------------------------------------------------
+
+    fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.node_names.get(name).map(NodeId)
+    }
+
+    /// The state of the node named `name`, if it exists.
+    fn node_state(&self, name: &str) -> Option<&NodeState> {
+        let id = self.node_names.get(name)?;
+        self.nodes[id as usize].as_ref()
+    }
+
+    fn node_state_mut(&mut self, name: &str) -> Option<&mut NodeState> {
+        let id = self.node_names.get(name)?;
+        self.nodes[id as usize].as_mut()
+    }
 
     fn handle_id(&self, handle: &str) -> Option<HandleId> {
         self.handle_names.get(handle).map(HandleId)
@@ -1110,7 +1126,7 @@ impl CalicoIpam {
         block: BlockId,
         num: u32,
         id: HandleId,
-        node: &Arc<str>,
+        node: NodeId,
         ordinals: &mut Vec<u32>,
         out: &mut Vec<Allocation>,
     ) {
@@ -1135,27 +1151,28 @@ impl CalicoIpam {
         block_id: BlockId,
         ordinals: &[u32],
         id: HandleId,
-        node: &Arc<str>,
+        node: NodeId,
         out: &mut Vec<Allocation>,
     ) {
         let block = self.blocks.at(block_id);
-        let borrowed = block.affinity.as_deref() != Some(&**node);
+        let node_name = self.node_names.name(node.0);
+        let borrowed = block.affinity.as_deref() != Some(node_name);
         for &o in ordinals {
             let ip = block.ordinal_ip(o);
             if let Some(rec) = self.handles.get_mut(id.0 as usize) {
                 rec.held.push(Held {
                     ip,
                     block: block_id,
-                    node: Arc::clone(node),
+                    node,
                     borrowed,
                 });
             }
             if borrowed {
-                if let Some(n) = self.nodes.get_mut(&**node) {
+                if let Some(n) = &mut self.nodes[node.0 as usize] {
                     n.borrowed.insert(ip);
                 }
                 self.changes.push(IpamChange::Borrowed {
-                    node: String::from(&**node),
+                    node: String::from(node_name),
                     ip,
                     block: block.cidr,
                 });
@@ -1192,7 +1209,8 @@ impl CalicoIpam {
         );
         let key = block.key();
         let id = self.blocks.insert(block);
-        if let Some(n) = self.nodes.get_mut(&node.name) {
+        let owner = self.node_id(&node.name);
+        if let Some(n) = owner.and_then(|o| self.nodes[o.0 as usize].as_mut()) {
             let blocks = &self.blocks;
             let at = n
                 .affine
@@ -1210,7 +1228,7 @@ impl CalicoIpam {
 
     /// Drops `block` from `owner`'s affine list.
     fn forget_affine(&mut self, owner: &str, block: BlockId) {
-        if let Some(n) = self.nodes.get_mut(owner)
+        if let Some(n) = self.node_state_mut(owner)
             && let Some(at) = n.affine.iter().position(|&b| b == block)
         {
             n.affine.remove(at);
@@ -1251,7 +1269,7 @@ impl CalicoIpam {
         let Some(owner) = block.affinity.as_ref() else {
             return;
         };
-        let Some(node) = self.nodes.get(owner) else {
+        let Some(node) = self.node_state(owner) else {
             return;
         };
         let pool = self
@@ -1416,15 +1434,13 @@ impl CalicoIpam {
 
     /// Keys of `node`'s affine blocks, in key order.
     pub(crate) fn node_affine(&self, node: &str) -> Vec<BlockKey> {
-        self.nodes
-            .get(node)
+        self.node_state(node)
             .map(|s| s.affine.iter().map(|&b| self.blocks.at(b).key()).collect())
             .unwrap_or_default()
     }
 
     pub(crate) fn node_borrowed(&self, node: &str) -> Vec<IpAddr> {
-        self.nodes
-            .get(node)
+        self.node_state(node)
             .map(|s| s.borrowed.iter().copied().collect())
             .unwrap_or_default()
     }
@@ -1435,7 +1451,7 @@ impl CalicoIpam {
             .held
             .iter()
             .find(|h| h.ip == ip)
-            .map(|h| (h.node.to_string(), h.borrowed))
+            .map(|h| (self.node_names.name(h.node.0).to_string(), h.borrowed))
     }
 
     /// The addresses `handle` holds, in the order they were handed out.

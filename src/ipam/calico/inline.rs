@@ -38,10 +38,6 @@ impl<T: Default, const N: usize> InlineList<T, N> {
         self.as_slice().len()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub(crate) fn iter(&self) -> std::slice::Iter<'_, T> {
         self.as_slice().iter()
     }
@@ -93,7 +89,7 @@ mod tests {
     fn behaves_like_a_vec_inline_and_spilled() {
         let mut l: InlineList<u32, 2> = InlineList::default();
         let mut v: Vec<u32> = Vec::new();
-        assert!(l.is_empty());
+        assert_eq!(l.len(), 0);
         for (i, x) in [(0, 5), (0, 3), (1, 4), (3, 9), (0, 1)] {
             l.insert(i, x);
             v.insert(i, x);
