@@ -149,6 +149,49 @@ impl Update {
     }
 }
 
+/// The UPDATE bodies one flush builds, one per session. A reflector's flush of one prefix
+/// touches thousands of sessions, so they are found through a map only when the flush
+/// carries several prefixes; the result is in session order either way.
+#[derive(Debug, Default)]
+struct Batches {
+    bodies: Vec<(SessionId, UpdateBody)>,
+    index: HashMap<SessionId, usize>,
+    /// Whether `bodies` may already hold a session (a second prefix is being queued).
+    revisiting: bool,
+}
+
+impl Batches {
+    fn entry(&mut self, x: SessionId) -> &mut UpdateBody {
+        if self.revisiting {
+            let i = *self.index.entry(x).or_insert_with(|| {
+                self.bodies.push((x, UpdateBody::default()));
+                self.bodies.len() - 1
+            });
+            return &mut self.bodies[i].1;
+        }
+        self.bodies.push((x, UpdateBody::default()));
+        &mut self.bodies.last_mut().expect("just pushed").1
+    }
+
+    /// The next changes may go to sessions that already have a body.
+    fn next_prefix(&mut self) {
+        if !self.revisiting && !self.bodies.is_empty() {
+            self.revisiting = true;
+            self.index = self
+                .bodies
+                .iter()
+                .enumerate()
+                .map(|(i, (x, _))| (*x, i))
+                .collect();
+        }
+    }
+
+    fn into_sorted(mut self) -> Vec<(SessionId, UpdateBody)> {
+        self.bodies.sort_by_key(|(x, _)| *x);
+        self.bodies
+    }
+}
+
 /// An UPDATE on its way, with the session epoch it was sent in.
 #[derive(Clone, Debug)]
 struct Delivery {
@@ -1732,8 +1775,9 @@ impl BgpEngine {
     /// Sends every change marked since the last flush, one UPDATE per peer.
     fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
         let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
-        let mut batches: BTreeMap<SessionId, UpdateBody> = BTreeMap::new();
+        let mut batches = Batches::default();
         for p in dirty {
+            batches.next_prefix();
             let new = self.current_advertisement(s, p);
             let old = self.rt[s.index()]
                 .rib
@@ -1782,7 +1826,7 @@ impl BgpEngine {
         // Peers getting the same change share one body.
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
-        for (x, body) in batches {
+        for (x, body) in batches.into_sorted() {
             let body = match last {
                 Some(prev) if prev.same_as(&body) => prev,
                 _ => Arc::new(body),
@@ -1804,7 +1848,7 @@ impl BgpEngine {
         p: PrefixId,
         e_old: Option<Attrs>,
         e_new: Option<Attrs>,
-        batches: &mut BTreeMap<SessionId, UpdateBody>,
+        batches: &mut Batches,
         out: &mut Scheduled,
     ) {
         let mrai = self.mrai(x);
@@ -1834,7 +1878,7 @@ impl BgpEngine {
             return;
         }
         r.held[side].remove(&p);
-        let batch = batches.entry(x).or_default();
+        let batch = batches.entry(x);
         match e_new {
             Some(a) => batch.announced.push((p, a)),
             None => batch.withdrawn.push(p),
