@@ -294,40 +294,55 @@ impl Destination {
 }
 
 /// Destinations by prefix id, stored densely: every Calico node learns nearly every
-/// prefix (each node holds every block), so a vector indexed by the interned id beats a
-/// tree in time and memory. An empty [`Destination`] stands for "absent"; iteration is in
-/// prefix-id order.
+/// prefix (each node holds every block), so an array indexed by the interned id beats a
+/// tree in time and memory. The array is cut into fixed chunks so that growing it, as
+/// prefixes appear one by one on thousands of speakers, never copies or over-allocates. An
+/// empty [`Destination`] stands for "absent"; iteration is in prefix-id order.
 #[derive(Clone, Debug, Default)]
 pub struct Destinations {
-    slots: Vec<Destination>,
+    chunks: Vec<Box<[Destination]>>,
 }
 
+const CHUNK: usize = 256;
+
 impl Destinations {
+    fn slot(&self, p: PrefixId) -> Option<&Destination> {
+        self.chunks
+            .get(p.index() / CHUNK)
+            .map(|c| &c[p.index() % CHUNK])
+    }
+
     pub fn get(&self, p: &PrefixId) -> Option<&Destination> {
-        self.slots.get(p.index()).filter(|d| !d.is_empty())
+        self.slot(*p).filter(|d| !d.is_empty())
     }
 
     pub fn get_mut(&mut self, p: &PrefixId) -> Option<&mut Destination> {
-        self.slots.get_mut(p.index()).filter(|d| !d.is_empty())
+        self.chunks
+            .get_mut(p.index() / CHUNK)
+            .map(|c| &mut c[p.index() % CHUNK])
+            .filter(|d| !d.is_empty())
     }
 
     /// The destination of `p`, created empty if absent.
     pub fn entry(&mut self, p: PrefixId) -> &mut Destination {
-        if self.slots.len() <= p.index() {
-            self.slots.resize_with(p.index() + 1, Destination::default);
+        let chunk = p.index() / CHUNK;
+        while self.chunks.len() <= chunk {
+            self.chunks
+                .push((0..CHUNK).map(|_| Destination::default()).collect());
         }
-        &mut self.slots[p.index()]
+        &mut self.chunks[chunk][p.index() % CHUNK]
     }
 
     pub fn remove(&mut self, p: &PrefixId) {
-        if let Some(d) = self.slots.get_mut(p.index()) {
+        if let Some(d) = self.get_mut(p) {
             *d = Destination::default();
         }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (PrefixId, &Destination)> {
-        self.slots
+        self.chunks
             .iter()
+            .flat_map(|c| c.iter())
             .enumerate()
             .filter(|(_, d)| !d.is_empty())
             .map(|(i, d)| (PrefixId(i as u32), d))
@@ -338,7 +353,7 @@ impl Destinations {
     }
 
     pub fn clear(&mut self) {
-        self.slots.clear();
+        self.chunks.clear();
     }
 }
 
@@ -406,6 +421,7 @@ mod tests {
     #[test]
     fn a_candidate_is_sixteen_bytes_and_three_fit_inline() {
         assert_eq!(std::mem::size_of::<Route>(), 16);
+        assert!(std::mem::size_of::<Destination>() <= 64);
         assert!(!Candidates::new().spilled());
         for source in [RouteSource::Local, RouteSource::Peer(SessionId(7))] {
             let attrs = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
