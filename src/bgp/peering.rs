@@ -325,8 +325,9 @@ pub fn plan(
     // BGPPeers, in input order; each applies to some nodes and targets a peer.
     if calico_nodes {
         for peer in peers {
+            let selected = b.selected_peers(peer);
             for local in b.locals(peer) {
-                b.add_peer_sessions(peer, local);
+                b.add_peer_sessions(peer, local, &selected);
             }
         }
     }
@@ -446,7 +447,24 @@ impl Builder<'_> {
         }
     }
 
-    fn add_peer_sessions(&mut self, peer: &Peer, local: SpeakerId) {
+    /// The node speakers a `BGPPeer`'s `peerSelector` selects (none without one), matched
+    /// once rather than once per local node.
+    fn selected_peers(&self, peer: &Peer) -> Vec<SpeakerId> {
+        let Some(sel) = peer.peer_selector.as_ref().filter(|_| peer.peer_ip.is_none()) else {
+            return Vec::new();
+        };
+        self.peering
+            .speakers
+            .iter()
+            .filter(|s| {
+                s.node
+                    .is_some_and(|n| sel.matches(&self.topology.node(n).labels))
+            })
+            .map(|s| s.id)
+            .collect()
+    }
+
+    fn add_peer_sessions(&mut self, peer: &Peer, local: SpeakerId, selected: &[SpeakerId]) {
         let source = SessionSource::Peer(peer.name.clone());
         let keep = peer.keep_original_next_hop;
         if let Some(address) = peer.peer_ip {
@@ -489,19 +507,8 @@ impl Builder<'_> {
                     self.add_unreachable(local, address, source, reason, peer.as_number);
                 }
             }
-        } else if let Some(sel) = &peer.peer_selector {
-            let targets: Vec<SpeakerId> = self
-                .peering
-                .speakers
-                .iter()
-                .filter(|s| s.id != local)
-                .filter(|s| {
-                    s.node
-                        .is_some_and(|n| sel.matches(&self.topology.node(n).labels))
-                })
-                .map(|s| s.id)
-                .collect();
-            for target in targets {
+        } else {
+            for &target in selected.iter().filter(|t| **t != local) {
                 self.add_pair(local, target, source.clone(), keep, None);
             }
         }
