@@ -30,6 +30,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::IpNet;
+use smallvec::SmallVec;
 
 use super::config::{ExportPool, Timers};
 use super::decision::{self, DecisionContext, RouteStatus, SourceInfo};
@@ -119,17 +120,34 @@ impl UpdateBody {
     fn is_empty(&self) -> bool {
         self.withdrawn.is_empty() && self.announced.is_empty()
     }
+}
 
+/// An UPDATE body being built by a flush; most carry one prefix, so no allocation until
+/// it becomes a shared [`UpdateBody`].
+#[derive(Debug, Default)]
+struct PendingBody {
+    withdrawn: SmallVec<[PrefixId; 2]>,
+    announced: SmallVec<[(PrefixId, Attrs); 2]>,
+}
+
+impl PendingBody {
     /// The same prefixes with the same attributes (compared by identity: bodies built in
     /// one flush share their attributes).
     fn same_as(&self, other: &UpdateBody) -> bool {
-        self.withdrawn == other.withdrawn
+        self.withdrawn[..] == other.withdrawn[..]
             && self.announced.len() == other.announced.len()
             && self
                 .announced
                 .iter()
                 .zip(&other.announced)
                 .all(|((p, a), (q, b))| p == q && Arc::ptr_eq(a, b))
+    }
+
+    fn into_body(self) -> UpdateBody {
+        UpdateBody {
+            withdrawn: self.withdrawn.into_vec(),
+            announced: self.announced.into_vec(),
+        }
     }
 }
 
@@ -154,22 +172,22 @@ impl Update {
 /// carries several prefixes; the result is in session order either way.
 #[derive(Debug, Default)]
 struct Batches {
-    bodies: Vec<(SessionId, UpdateBody)>,
+    bodies: Vec<(SessionId, PendingBody)>,
     index: HashMap<SessionId, usize>,
     /// Whether `bodies` may already hold a session (a second prefix is being queued).
     revisiting: bool,
 }
 
 impl Batches {
-    fn entry(&mut self, x: SessionId) -> &mut UpdateBody {
+    fn entry(&mut self, x: SessionId) -> &mut PendingBody {
         if self.revisiting {
             let i = *self.index.entry(x).or_insert_with(|| {
-                self.bodies.push((x, UpdateBody::default()));
+                self.bodies.push((x, PendingBody::default()));
                 self.bodies.len() - 1
             });
             return &mut self.bodies[i].1;
         }
-        self.bodies.push((x, UpdateBody::default()));
+        self.bodies.push((x, PendingBody::default()));
         &mut self.bodies.last_mut().expect("just pushed").1
     }
 
@@ -186,8 +204,9 @@ impl Batches {
         }
     }
 
-    fn into_sorted(mut self) -> Vec<(SessionId, UpdateBody)> {
-        self.bodies.sort_by_key(|(x, _)| *x);
+    fn into_sorted(mut self) -> Vec<(SessionId, PendingBody)> {
+        // Session ids are unique: the unstable sort is deterministic.
+        self.bodies.sort_unstable_by_key(|(x, _)| *x);
         self.bodies
     }
 }
@@ -1826,10 +1845,10 @@ impl BgpEngine {
         // Peers getting the same change share one body.
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
-        for (x, body) in batches.into_sorted() {
+        for (x, pending) in batches.into_sorted() {
             let body = match last {
-                Some(prev) if prev.same_as(&body) => prev,
-                _ => Arc::new(body),
+                Some(prev) if pending.same_as(&prev) => prev,
+                _ => Arc::new(pending.into_body()),
             };
             self.send(now, s, x, body.clone(), &mut arrivals);
             last = Some(body);

@@ -450,7 +450,11 @@ impl Builder<'_> {
     /// The node speakers a `BGPPeer`'s `peerSelector` selects (none without one), matched
     /// once rather than once per local node.
     fn selected_peers(&self, peer: &Peer) -> Vec<SpeakerId> {
-        let Some(sel) = peer.peer_selector.as_ref().filter(|_| peer.peer_ip.is_none()) else {
+        let Some(sel) = peer
+            .peer_selector
+            .as_ref()
+            .filter(|_| peer.peer_ip.is_none())
+        else {
             return Vec::new();
         };
         self.peering
