@@ -19,6 +19,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -29,6 +30,72 @@ use super::fib::{
 };
 use crate::ipam::calico::EncapMode;
 use crate::model::topology::{DeviceId, DeviceKind, LinkKind, NodeId, RackId, Topology};
+
+/// A fast deterministic hasher (FxHash's rotate-xor-multiply, as rustc uses) for maps that
+/// forwarding only looks things up in. They are never iterated, so no order reaches an
+/// output, and SipHash's protection against hash flooding is not needed for keys that are
+/// devices, racks and addresses of the scenario.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FxHasher(u64);
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u16(&mut self, n: u16) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    #[inline]
+    fn write_u128(&mut self, n: u128) {
+        self.add(n as u64);
+        self.add((n >> 64) as u64);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` keyed with [`FxHasher`], for lookups only.
+pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// How a pod is attached to the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,18 +175,20 @@ pub struct Dataplane {
     igp_flat: Vec<Option<Flat4>>,
     lens: Vec<usize>,
     /// Fabric and inter-zone links by their ends (smaller id first): up or not.
-    links: HashMap<(DeviceId, DeviceId), bool>,
+    links: FastMap<(DeviceId, DeviceId), bool>,
     pools: Vec<PoolEncap>,
     pub(crate) pods: BTreeMap<PodKey, PodInfo>,
-    pod_by_ip: HashMap<IpAddr, PodKey>,
-    owners: HashMap<(RackId, IpAddr), Owner>,
-    device_by_address: HashMap<IpAddr, DeviceId>,
+    pod_by_ip: FastMap<IpAddr, PodKey>,
+    owners: FastMap<(RackId, IpAddr), Owner>,
+    device_by_address: FastMap<IpAddr, DeviceId>,
 }
 
 /// Fills a [`Dataplane`]; see the module documentation for what it derives by itself.
 pub struct DataplaneBuilder {
     dp: Dataplane,
     shared: Vec<Arc<SharedTable>>,
+    /// Per node (by id), its device and rack while the node is present.
+    node_devices: Vec<Option<(DeviceId, RackId)>>,
 }
 
 fn host(addr: IpAddr) -> IpNet {
@@ -391,7 +460,7 @@ impl DataplaneBuilder {
     fn new(topology: &Topology) -> DataplaneBuilder {
         let n = topology.devices.len();
         let mut access_up = vec![false; n];
-        let mut links: HashMap<(DeviceId, DeviceId), bool> = HashMap::new();
+        let mut links: FastMap<(DeviceId, DeviceId), bool> = FastMap::default();
         for link in &topology.links {
             match link.kind {
                 LinkKind::Access => {
@@ -419,8 +488,8 @@ impl DataplaneBuilder {
             })
             .collect();
         let mut devices = Vec::with_capacity(n);
-        let mut device_by_address = HashMap::new();
-        let mut owners = HashMap::new();
+        let mut device_by_address = FastMap::default();
+        let mut owners = FastMap::default();
         for (i, d) in topology.devices.iter().enumerate() {
             let id = DeviceId(i as u32);
             let (rack, present, down, node_subnet) = match d.kind {
@@ -465,7 +534,7 @@ impl DataplaneBuilder {
             links,
             pools: Vec::new(),
             pods: BTreeMap::new(),
-            pod_by_ip: HashMap::new(),
+            pod_by_ip: FastMap::default(),
             owners,
             device_by_address,
         };
@@ -496,9 +565,18 @@ impl DataplaneBuilder {
             }
         }
         add_fabric_routes(&mut dp, topology);
+        let mut node_devices = vec![None; topology.nodes.len()];
+        for (i, d) in dp.devices.iter().enumerate() {
+            if let (DeviceKind::Node(node), true, Some(rack)) = (d.kind, d.present, d.rack)
+                && let Some(slot @ None) = node_devices.get_mut(node.index())
+            {
+                *slot = Some((DeviceId(i as u32), rack));
+            }
+        }
         DataplaneBuilder {
             dp,
             shared: Vec::new(),
+            node_devices,
         }
     }
 
@@ -519,11 +597,7 @@ impl DataplaneBuilder {
     /// unknown or deleted, or the key or address is already taken.
     pub fn pod(&mut self, key: PodKey, ip: IpAddr, node: NodeId, attachment: Attachment) -> bool {
         let dp = &mut self.dp;
-        let Some((device, rack)) = dp.devices.iter().enumerate().find_map(|(i, d)| {
-            (d.kind == DeviceKind::Node(node) && d.present)
-                .then(|| d.rack.map(|r| (DeviceId(i as u32), r)))
-                .flatten()
-        }) else {
+        let Some((device, rack)) = self.node_devices.get(node.index()).copied().flatten() else {
             return false;
         };
         if dp.pods.contains_key(&key) || dp.pod_by_ip.contains_key(&ip) {
