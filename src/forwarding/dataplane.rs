@@ -411,6 +411,17 @@ impl Dataplane {
         }
     }
 
+    /// The device's connected and static routes (what its learned next hops resolve
+    /// through).
+    pub(crate) fn igp(&self, device: DeviceId) -> Option<&Table> {
+        self.igp.get(device.index())
+    }
+
+    /// The devices at either end of a fabric or inter-zone link.
+    pub(crate) fn fabric_link_ends(&self) -> impl Iterator<Item = DeviceId> + '_ {
+        self.links.keys().flat_map(|(a, b)| [*a, *b])
+    }
+
     pub(crate) fn is_down(&self, device: DeviceId) -> bool {
         self.devices.get(device.index()).is_none_or(|d| d.down)
     }

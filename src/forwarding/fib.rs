@@ -98,7 +98,7 @@ pub struct FibEntry {
 }
 
 /// A stored entry: learned routes are kept unresolved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Stored {
     Local(PodKey),
     Connected(RackId),

@@ -1,0 +1,112 @@
+//! All-pairs reachability at production size (the scale issue): 5 zones × 25 racks × 40
+//! nodes, 150,000 Calico pods in /26 blocks of a VXLAN `CrossSubnet` pool, routes from IPAM
+//! state (one shared table, each node withholding its own blocks and blackholing them), as
+//! `sim::dataplane` builds it for `calicoBackend: vxlan`. One iteration is one
+//! `all_pairs` over 22.5 billion ordered pod pairs.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ipnet::IpNet;
+
+use podnet::forwarding::{Attachment, Dataplane, PodKey, all_pairs};
+use podnet::ipam::calico::EncapMode;
+use podnet::model::Labels;
+use podnet::model::topology::{Fabric, NewNode, NodeBgp, NodeId, Os, Topology};
+
+const ZONES: u32 = 5;
+const RACKS_PER_ZONE: u32 = 25;
+const NODES_PER_RACK: u32 = 40;
+const PODS_PER_NODE: u32 = 30;
+
+fn topology() -> Topology {
+    let mut t = Topology::new(Fabric::default());
+    for z in 0..ZONES {
+        let zone = t.add_zone(&format!("z{z}"), Labels::new(), 65100 + z);
+        for r in 0..RACKS_PER_ZONE {
+            let index = z * RACKS_PER_ZONE + r;
+            let rack = t.add_rack(
+                zone,
+                &format!("z{z}-r{r}"),
+                IpNet::new(IpAddr::from([10, 0, index as u8, 0]), 24).expect("subnet"),
+                IpAddr::from([10, 0, index as u8, 1]),
+                Labels::new(),
+                65200 + index,
+            );
+            for h in 0..NODES_PER_RACK {
+                t.add_node(
+                    rack,
+                    NewNode {
+                        name: format!("z{z}-r{r}-n{h}"),
+                        ip: IpAddr::from([10, 0, index as u8, 10 + h as u8]),
+                        os: Os::Linux,
+                        max_pods: 110,
+                        labels: Labels::new(),
+                        bgp: NodeBgp::default(),
+                    },
+                );
+            }
+        }
+    }
+    t.add_fabric(&Default::default(), 65000);
+    t
+}
+
+/// The i-th /26 block of 100.64.0.0/12.
+fn block(i: u32) -> IpNet {
+    IpNet::new(IpAddr::from(Ipv4Addr::from(0x6440_0000 | (i << 6))), 26).expect("block")
+}
+
+fn dataplane(t: &Topology) -> Dataplane {
+    let mut b = Dataplane::builder(t);
+    b.pool(
+        "100.64.0.0/12".parse().expect("pool"),
+        EncapMode::Never,
+        EncapMode::CrossSubnet,
+    );
+    let routes: Vec<(IpNet, IpAddr)> = t
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (block(i as u32), n.ip))
+        .collect();
+    for (i, n) in t.nodes.iter().enumerate() {
+        b.blackhole(n.device, block(i as u32));
+        for j in 0..PODS_PER_NODE {
+            let ip = match block(i as u32).network() {
+                IpAddr::V4(a) => IpAddr::from(Ipv4Addr::from(u32::from(a) + 1 + j)),
+                other => other,
+            };
+            b.pod(
+                PodKey(u64::from(i as u32 * 100 + j)),
+                ip,
+                NodeId(i as u32),
+                Attachment::Calico,
+            );
+        }
+    }
+    let shared = b.shared_table(routes.iter().copied());
+    for (i, n) in t.nodes.iter().enumerate() {
+        b.use_shared(n.device, shared);
+        b.withhold(n.device, block(i as u32));
+    }
+    b.build()
+}
+
+fn bench(c: &mut Criterion) {
+    let t = topology();
+    let dp = dataplane(&t);
+    let mut group = c.benchmark_group("reach");
+    group.sample_size(10);
+    group.bench_function("all_pairs 5000 nodes 150000 pods", |b| {
+        b.iter(|| {
+            let r = all_pairs(&dp);
+            assert_eq!(r.reachable, r.pairs);
+            r.pairs
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
