@@ -88,9 +88,15 @@ impl Hasher for FxHasher {
         self.add(n as u64);
     }
 
+    /// The multiplication leaves the low bits depending only on the low bits of the input,
+    /// and hashbrown picks buckets by the low bits: the addresses of one /16 would all
+    /// collide. A final xor-shift-multiply (MurmurHash3's finaliser, halved) mixes the high
+    /// bits down.
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        let h = self.0 ^ (self.0 >> 33);
+        let h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^ (h >> 33)
     }
 }
 
@@ -962,6 +968,28 @@ fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
                     origin: Origin::Fabric,
                 },
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    #[test]
+    fn fx_hashes_of_one_subnet_spread_over_buckets() {
+        let build = BuildHasherDefault::<FxHasher>::default();
+        for addr in [
+            |i: u8| IpAddr::from([100, 64, 7, i]),
+            |i: u8| IpAddr::from([100, 64, i, 0]),
+        ] {
+            let mut low: Vec<u64> = (0..=255u8)
+                .map(|i| build.hash_one(addr(i)) & 0xff)
+                .collect();
+            low.sort_unstable();
+            low.dedup();
+            assert!(low.len() > 128, "{} distinct low bytes", low.len());
         }
     }
 }
