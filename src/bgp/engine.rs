@@ -947,9 +947,11 @@ impl BgpEngine {
         out
     }
 
-    /// The speaker's learned best routes as `(prefix, next hop)`, in prefix-id order: what
-    /// a FIB is built from, without [`BgpEngine::best_routes`]'s sorting and owner lookups.
-    pub fn learned_next_hops(&self, device: DeviceId) -> Vec<(IpNet, IpAddr)> {
+    /// The speaker's learned best routes as `(prefix id, prefix, next hop)`, in prefix-id
+    /// order: what a FIB is built from, without [`BgpEngine::best_routes`]'s sorting and
+    /// owner lookups. Prefix ids are the same for every speaker, so two speakers' lists can
+    /// be compared by merging.
+    pub fn learned_next_hops(&self, device: DeviceId) -> Vec<(PrefixId, IpNet, IpAddr)> {
         let Some(&s) = self.by_device.get(&device) else {
             return Vec::new();
         };
@@ -960,7 +962,7 @@ impl BgpEngine {
             .filter_map(|(p, d)| {
                 let best = d.best()?;
                 (best.source() != RouteSource::Local)
-                    .then(|| (self.prefixes.net(p), best.attrs.next_hop))
+                    .then(|| (p, self.prefixes.net(p), best.attrs.next_hop))
             })
             .collect()
     }

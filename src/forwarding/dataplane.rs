@@ -745,6 +745,33 @@ impl DataplaneBuilder {
         self
     }
 
+    /// Like [`DataplaneBuilder::learned_routes`], for a caller that already knows how the
+    /// device's routes differ from the shared table: `extra` are its routes the table does
+    /// not have (or has with another next hop), `missing` the table's prefixes it lacks
+    /// (withheld unless the device has its own entry for them, e.g. a blackhole).
+    pub fn learned_difference(
+        &mut self,
+        device: DeviceId,
+        table: SharedTableId,
+        extra: impl IntoIterator<Item = (IpNet, IpAddr)>,
+        missing: impl IntoIterator<Item = IpNet>,
+    ) -> &mut Self {
+        if device.index() >= self.dp.fibs.len() || table.0 >= self.shared.len() {
+            return self;
+        }
+        self.use_shared(device, table);
+        for (prefix, next_hop) in extra {
+            self.learned(device, prefix.trunc(), next_hop);
+        }
+        for prefix in missing {
+            let prefix = prefix.trunc();
+            if self.dp.fibs[device.index()].overlay.get(prefix).is_none() {
+                self.withhold(device, prefix);
+            }
+        }
+        self
+    }
+
     fn overlay(&mut self, device: DeviceId, prefix: IpNet, entry: Stored) {
         if let Some(fib) = self.dp.fibs.get_mut(device.index()) {
             fib.overlay.insert_ranked(prefix, entry);

@@ -6,8 +6,13 @@
 //! to [`crate::forwarding::Dataplane::builder`]. Routes common to every node go into one
 //! shared table, so a 5,000-node cluster does not hold 5,000 copies of it.
 
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
 use super::World;
 use super::addressing::Addressing;
+use crate::bgp::PrefixId;
 use crate::forwarding::{Attachment, Dataplane, PodKey};
 use crate::model::topology::DeviceId;
 
@@ -71,10 +76,76 @@ pub fn build(world: &World) -> Dataplane {
             .find(|d| !topology.device(*d).is_router())
             .or_else(|| speakers.first().copied());
         let common = common_from.map(learned).unwrap_or_default();
-        let table = builder.shared_table(common);
+        let table = builder.shared_table(common.iter().map(|(_, p, nh)| (*p, *nh)));
         for device in speakers {
-            builder.learned_routes(device, table, learned(device));
+            let (extra, missing) = difference(&common, &learned(device));
+            builder.learned_difference(device, table, extra, missing);
         }
     }
     builder.build()
+}
+
+/// How `mine` differs from `common`, both in prefix-id order: the routes of `mine` that
+/// `common` lacks or has with another next hop, and the prefixes of `common` that `mine`
+/// lacks. One merge, no lookups: 5,000 nodes of 5,000 routes each are compared in
+/// milliseconds.
+fn difference(common: &[Learned], mine: &[Learned]) -> (Vec<(IpNet, IpAddr)>, Vec<IpNet>) {
+    let (mut extra, mut missing) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < common.len() || j < mine.len() {
+        match (common.get(i), mine.get(j)) {
+            (Some(c), Some(m)) if c.0 == m.0 => {
+                if c.2 != m.2 {
+                    extra.push((m.1, m.2));
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(c), Some(m)) if c.0 < m.0 => {
+                missing.push(c.1);
+                i += 1;
+            }
+            (Some(c), None) => {
+                missing.push(c.1);
+                i += 1;
+            }
+            (_, Some(m)) => {
+                extra.push((m.1, m.2));
+                j += 1;
+            }
+            (None, None) => unreachable!("the loop condition"),
+        }
+    }
+    (extra, missing)
+}
+
+/// A learned route as the BGP engine lists it: prefix id, prefix, next hop.
+type Learned = (PrefixId, IpNet, IpAddr);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn route(id: u32, next_hop: u8) -> Learned {
+        let prefix = format!("10.{id}.0.0/16").parse().unwrap();
+        (PrefixId(id), prefix, IpAddr::from([192, 168, 0, next_hop]))
+    }
+
+    #[test]
+    fn difference_lists_changed_and_extra_routes_and_the_missing_prefixes() {
+        let common = [route(1, 1), route(2, 1), route(4, 1), route(6, 1)];
+        let mine = [route(0, 9), route(2, 1), route(4, 2), route(5, 1)];
+        let (extra, missing) = difference(&common, &mine);
+        let nets = |ids: &[u32]| -> Vec<IpNet> { ids.iter().map(|i| route(*i, 0).1).collect() };
+        assert_eq!(
+            extra,
+            vec![
+                (route(0, 9).1, route(0, 9).2),
+                (route(4, 2).1, route(4, 2).2),
+                (route(5, 1).1, route(5, 1).2)
+            ]
+        );
+        assert_eq!(missing, nets(&[1, 6]));
+        assert_eq!(difference(&common, &common), (Vec::new(), Vec::new()));
+    }
 }
