@@ -55,9 +55,7 @@ pub fn load_and_run(
         }
     }
     let progress = long_run_progress(&scenario);
-    let mut sim = Simulation::new(&scenario);
-    sim.set_bgp_log(bgp_log);
-    let outcome = sim.run();
+    let outcome = Simulation::with_bgp_log(&scenario, bgp_log).run();
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }

@@ -257,6 +257,12 @@ impl PoolUsageSeries {
 
 impl<'s> Simulation<'s> {
     pub fn new(scenario: &'s Scenario) -> Simulation<'s> {
+        Simulation::with_bgp_log(scenario, LogOptions::default())
+    }
+
+    /// A simulation keeping only the BGP log lines `bgp_log` asks for (session lines are
+    /// always kept); what happens, and when the run ends, does not depend on it.
+    pub fn with_bgp_log(scenario: &'s Scenario, bgp_log: LogOptions) -> Simulation<'s> {
         let specs: Vec<&ResourceSpec> = scenario.specs.iter().flatten().collect();
         let (mut addressing, notes) = Addressing::new(
             &scenario.network,
@@ -297,7 +303,7 @@ impl<'s> Simulation<'s> {
             last_change: SimTime::ZERO,
             notes,
         };
-        sim.start_control_plane();
+        sim.start_control_plane(bgp_log);
         sim.drain_ipam_changes();
         let ids: Vec<NodeId> = sim.world.topology.live_nodes().map(|(id, _)| id).collect();
         for id in ids {
@@ -327,14 +333,6 @@ impl<'s> Simulation<'s> {
 
     pub fn now(&self) -> SimTime {
         self.now
-    }
-
-    /// Chooses which BGP lines go into the event log (all by default). Session lines are
-    /// always kept; what happens, and when the run ends, does not depend on this.
-    pub fn set_bgp_log(&mut self, options: LogOptions) {
-        if let Some(bgp) = self.world.control.bgp.as_mut() {
-            bgp.set_log_options(options);
-        }
     }
 
     pub fn world(&self) -> &World {
@@ -561,7 +559,7 @@ impl<'s> Simulation<'s> {
     }
 
     /// Sets up Felix or the BGP speakers and their sessions, as the network asks.
-    fn start_control_plane(&mut self) {
+    fn start_control_plane(&mut self, bgp_log: LogOptions) {
         let network = &self.scenario.network;
         let calico_bird =
             network.cni == Cni::Calico && network.calico_backend == CalicoBackend::Bird;
@@ -581,6 +579,7 @@ impl<'s> Simulation<'s> {
         self.world.control.bgp_inputs = inputs;
         let timers = bgp::Timers::for_profile(self.scenario.profile.bgp_timers);
         let mut engine = BgpEngine::new(&self.world.topology, peering, timers, &network.bgp);
+        engine.set_log_options(bgp_log);
         let pools = match &self.world.addressing {
             Addressing::Calico(ipam) => ipam
                 .pool_names()
