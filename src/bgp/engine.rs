@@ -465,19 +465,7 @@ impl BgpEngine {
             })
             .collect();
         for s in &sessions {
-            rt[s.a.index()].all.push(s.id);
-            let Some(b) = s.b else { continue };
-            rt[b.index()].all.push(s.id);
-            for (side, sp) in [(0, s.a), (1, b)] {
-                let r = &mut rt[sp.index()];
-                if s.session_type == SessionType::Ebgp {
-                    r.ebgp.push(s.id);
-                } else if s.reflects[side] {
-                    r.clients.push(s.id);
-                } else {
-                    r.non_clients.push(s.id);
-                }
-            }
+            file_session(&mut rt, s);
         }
         let by_device = speakers.iter().map(|s| (s.device, s.id)).collect();
         let mut by_address = HashMap::new();
@@ -1490,6 +1478,13 @@ impl BgpEngine {
 
     /// The incremental decision for a new candidate (see [`decision::admit`]).
     fn admit(&mut self, s: SpeakerId, p: PrefixId, new: usize) -> bool {
+        self.deciding(s, |rib, ctx| {
+            decision::admit(&mut rib.destinations.entry(p).routes, new, ctx)
+        })
+    }
+
+    /// Runs `f` on speaker `s`'s RIB with the speaker's decision context.
+    fn deciding<R>(&mut self, s: SpeakerId, f: impl FnOnce(&mut Rib, &mut Ctx<'_>) -> R) -> R {
         let BgpEngine {
             speakers,
             rt,
@@ -1498,8 +1493,6 @@ impl BgpEngine {
             underlay,
             ..
         } = &mut *self;
-        let (speakers, sessions, by_address) = (&speakers[..], &sessions[..], &*by_address);
-        let dest = rt[s.index()].rib.destinations.entry(p);
         let mut ctx = Ctx {
             me: &speakers[s.index()],
             speakers,
@@ -1507,7 +1500,7 @@ impl BgpEngine {
             by_address,
             underlay,
         };
-        decision::admit(&mut dest.routes, new, &mut ctx)
+        f(&mut rt[s.index()].rib, &mut ctx)
     }
 
     /// Runs the decision process for one prefix of one speaker; a best route different from
@@ -1520,44 +1513,31 @@ impl BgpEngine {
         before: Option<(RouteSource, Attrs)>,
         out: &mut Scheduled,
     ) {
-        let BgpEngine {
-            speakers,
-            rt,
-            sessions,
-            by_address,
-            underlay,
-            ..
-        } = &mut *self;
-        let (speakers, sessions, by_address) = (&speakers[..], &sessions[..], &*by_address);
-        let me = &speakers[s.index()];
-        let rib = &mut rt[s.index()].rib;
-        // Not `get_mut`: a destination whose last candidate was just removed is empty, and
-        // its best route going away is the change to record.
-        let dest = rib.destinations.entry(p);
-        let mut ctx = Ctx {
-            me,
-            speakers,
-            sessions,
-            by_address,
-            underlay,
-        };
-        decision::run(&mut dest.routes, &mut ctx);
-        let after = dest.best().map(|r| (r.source(), r.attrs.clone()));
-        let changed = match (&before, &after) {
-            (None, None) => false,
-            (Some((sa, aa)), Some((sb, ab))) => sa != sb || !(Arc::ptr_eq(aa, ab) || aa == ab),
-            _ => true,
-        };
-        if dest.is_empty() {
-            rib.destinations.remove(&p);
-        }
+        let changed = self.deciding(s, |rib, ctx| {
+            // Not `get_mut`: a destination whose last candidate was just removed is empty,
+            // and its best route going away is the change to record.
+            let dest = rib.destinations.entry(p);
+            decision::run(&mut dest.routes, ctx);
+            let after = dest.best().map(|r| (r.source(), r.attrs.clone()));
+            if dest.is_empty() {
+                rib.destinations.remove(&p);
+            }
+            let changed = match (&before, &after) {
+                (None, None) => false,
+                (Some((sa, aa)), Some((sb, ab))) => sa != sb || !(Arc::ptr_eq(aa, ab) || aa == ab),
+                _ => true,
+            };
+            if changed {
+                match (before.is_some(), after.is_some()) {
+                    (false, true) => rib.loc_rib_len += 1,
+                    (true, false) => rib.loc_rib_len -= 1,
+                    _ => {}
+                }
+            }
+            changed
+        });
         if !changed {
             return;
-        }
-        match (before.is_some(), after.is_some()) {
-            (false, true) => rib.loc_rib_len += 1,
-            (true, false) => rib.loc_rib_len -= 1,
-            _ => {}
         }
         self.last_rib_change = now;
         let net = self.prefixes.net(p);
@@ -2074,6 +2054,23 @@ impl BgpEngine {
                 .iter()
                 .position(|d| d.address == address)
                 .map(|i| DeviceId(i as u32)),
+        }
+    }
+}
+
+/// Files session `s` in its speakers' session lists, by how routes flow to the peer.
+pub(super) fn file_session(rt: &mut [SpeakerRt], s: &Session) {
+    rt[s.a.index()].all.push(s.id);
+    let Some(b) = s.b else { return };
+    rt[b.index()].all.push(s.id);
+    for (side, sp) in [(0, s.a), (1, b)] {
+        let r = &mut rt[sp.index()];
+        if s.session_type == SessionType::Ebgp {
+            r.ebgp.push(s.id);
+        } else if s.reflects[side] {
+            r.clients.push(s.id);
+        } else {
+            r.non_clients.push(s.id);
         }
     }
 }

@@ -40,10 +40,8 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use super::engine::{BgpEngine, BgpLogEntry, BgpLogKind, Scheduled, SpeakerRt};
-use super::peering::{
-    IdleReason, Peering, Session, SessionSource, SessionState, SessionType, Speaker,
-};
+use super::engine::{BgpEngine, BgpLogEntry, BgpLogKind, Scheduled, SpeakerRt, file_session};
+use super::peering::{IdleReason, Peering, Session, SessionSource, SessionState, Speaker};
 use super::rib::PrefixId;
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
@@ -350,19 +348,7 @@ impl BgpEngine {
             if matches!(s.reason, Some(IdleReason::Unconfigured { .. })) {
                 continue;
             }
-            self.rt[s.a.index()].all.push(s.id);
-            let Some(b) = s.b else { continue };
-            self.rt[b.index()].all.push(s.id);
-            for (side, sp) in [(0, s.a), (1, b)] {
-                let r = &mut self.rt[sp.index()];
-                if s.session_type == SessionType::Ebgp {
-                    r.ebgp.push(s.id);
-                } else if s.reflects[side] {
-                    r.clients.push(s.id);
-                } else {
-                    r.non_clients.push(s.id);
-                }
-            }
+            file_session(&mut self.rt, s);
         }
         before
     }
