@@ -9,9 +9,11 @@ use ipnet::IpNet;
 
 use podnet::forwarding::{Attachment, Dataplane, PodKey};
 use podnet::ipam::calico::EncapMode;
-use podnet::model::Labels;
-use podnet::model::topology::{Fabric, NewNode, NodeBgp, NodeId, Os, Topology};
+use podnet::model::topology::{NodeId, Topology};
 
+mod common;
+
+const POOL_BASE: Ipv4Addr = Ipv4Addr::new(10, 64, 0, 0);
 const RACKS: u32 = 25;
 const NODES_PER_RACK: u32 = 40;
 const BLOCKS_PER_NODE: u32 = 9;
@@ -19,38 +21,12 @@ const BORROWED: u32 = 1000;
 const LOOKUPS: usize = 4096;
 
 fn topology() -> Topology {
-    let mut t = Topology::new(Fabric::default());
-    let zone = t.add_zone("z", Labels::new(), 65100);
-    for r in 0..RACKS {
-        let rack = t.add_rack(
-            zone,
-            &format!("r{r}"),
-            IpNet::new(IpAddr::from([10, 0, r as u8, 0]), 24).expect("subnet"),
-            IpAddr::from([10, 0, r as u8, 1]),
-            Labels::new(),
-            65101 + r,
-        );
-        for h in 0..NODES_PER_RACK {
-            t.add_node(
-                rack,
-                NewNode {
-                    name: format!("r{r}-n{h}"),
-                    ip: IpAddr::from([10, 0, r as u8, 10 + h as u8]),
-                    os: Os::Linux,
-                    max_pods: 110,
-                    labels: Labels::new(),
-                    bgp: NodeBgp::default(),
-                },
-            );
-        }
-    }
-    t.add_fabric(&Default::default(), 65000);
-    t
+    common::cluster(1, RACKS, NODES_PER_RACK)
 }
 
-/// The i-th /26 block of 10.64.0.0/12.
+/// The i-th /26 block of the pool.
 fn block(i: u32) -> IpNet {
-    IpNet::new(IpAddr::from(Ipv4Addr::from(0x0a40_0000 | (i << 6))), 26).expect("block")
+    common::block(POOL_BASE, i)
 }
 
 fn dataplane(t: &Topology) -> Dataplane {

@@ -11,50 +11,23 @@ use ipnet::IpNet;
 
 use podnet::forwarding::{Attachment, Dataplane, PodKey, all_pairs};
 use podnet::ipam::calico::EncapMode;
-use podnet::model::Labels;
-use podnet::model::topology::{Fabric, NewNode, NodeBgp, NodeId, Os, Topology};
+use podnet::model::topology::{NodeId, Topology};
 
+mod common;
+
+const POOL_BASE: Ipv4Addr = Ipv4Addr::new(100, 64, 0, 0);
 const ZONES: u32 = 5;
 const RACKS_PER_ZONE: u32 = 25;
 const NODES_PER_RACK: u32 = 40;
 const PODS_PER_NODE: u32 = 30;
 
 fn topology() -> Topology {
-    let mut t = Topology::new(Fabric::default());
-    for z in 0..ZONES {
-        let zone = t.add_zone(&format!("z{z}"), Labels::new(), 65100 + z);
-        for r in 0..RACKS_PER_ZONE {
-            let index = z * RACKS_PER_ZONE + r;
-            let rack = t.add_rack(
-                zone,
-                &format!("z{z}-r{r}"),
-                IpNet::new(IpAddr::from([10, 0, index as u8, 0]), 24).expect("subnet"),
-                IpAddr::from([10, 0, index as u8, 1]),
-                Labels::new(),
-                65200 + index,
-            );
-            for h in 0..NODES_PER_RACK {
-                t.add_node(
-                    rack,
-                    NewNode {
-                        name: format!("z{z}-r{r}-n{h}"),
-                        ip: IpAddr::from([10, 0, index as u8, 10 + h as u8]),
-                        os: Os::Linux,
-                        max_pods: 110,
-                        labels: Labels::new(),
-                        bgp: NodeBgp::default(),
-                    },
-                );
-            }
-        }
-    }
-    t.add_fabric(&Default::default(), 65000);
-    t
+    common::cluster(ZONES, RACKS_PER_ZONE, NODES_PER_RACK)
 }
 
-/// The i-th /26 block of 100.64.0.0/12.
+/// The i-th /26 block of the pool.
 fn block(i: u32) -> IpNet {
-    IpNet::new(IpAddr::from(Ipv4Addr::from(0x6440_0000 | (i << 6))), 26).expect("block")
+    common::block(POOL_BASE, i)
 }
 
 fn dataplane(t: &Topology) -> Dataplane {
