@@ -2,13 +2,13 @@
 //! liveness of multihop sessions) and the one-way latency between them (how long an UPDATE
 //! travels, and the IGP cost of a next hop in the decision process).
 //!
-//! It follows `Topology::shortest_path`'s rules (links that are up, hosts never transit) but
-//! computes all distances from one source at once, so the latencies of a full mesh of n nodes
-//! cost n single-source searches rather than n²/2 point-to-point ones.
+//! Distances come from `Topology::shortest_path_tree` (links that are up, hosts never
+//! transit), all from one source at once, so the latencies of a full mesh of n nodes cost n
+//! single-source searches rather than n²/2 point-to-point ones.
 //! Ties between equal-cost paths do not matter here: only distances are used.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::model::time::SimDuration;
@@ -20,32 +20,7 @@ pub type Distances = Arc<Vec<Option<u64>>>;
 /// Single-source shortest one-way latencies over links that are up; hosts are endpoints,
 /// never transit (a host does not route for others).
 pub fn distances_from(topology: &Topology, from: DeviceId) -> Vec<Option<u64>> {
-    let n = topology.devices.len();
-    let mut dist: Vec<Option<u64>> = vec![None; n];
-    let mut done = vec![false; n];
-    if from.index() >= n {
-        return dist;
-    }
-    let mut heap = BinaryHeap::new();
-    dist[from.index()] = Some(0);
-    heap.push(Reverse((0u64, from)));
-    while let Some(Reverse((d, u))) = heap.pop() {
-        if done[u.index()] {
-            continue;
-        }
-        done[u.index()] = true;
-        if u != from && !topology.device(u).is_router() {
-            continue;
-        }
-        for (v, latency) in topology.neighbours(u) {
-            let nd = d + latency.as_nanos();
-            if dist[v.index()].is_none_or(|old| nd < old) {
-                dist[v.index()] = Some(nd);
-                heap.push(Reverse((nd, v)));
-            }
-        }
-    }
-    dist
+    topology.shortest_path_tree(from, |_| true).into_distances()
 }
 
 /// The one-way latency between each pair, computed with one single-source search per

@@ -5,8 +5,8 @@
 //! What the builder derives from the topology by itself (SPEC §3.5): each node's connected
 //! rack subnet and its default route via the rack gateway (the ToR); each ToR's connected
 //! rack subnet; on every router, every other rack subnet routed over the fabric along the
-//! shortest path of links that are up (equal costs broken by device name, as
-//! `Topology::shortest_path` does). What the simulator passes: pools (for encapsulation),
+//! shortest path of links that are up (`Topology::shortest_path_tree`, equal costs broken by
+//! device name). What the simulator passes: pools (for encapsulation),
 //! pods, blackholes, and learned routes (BGP best routes, or Felix's VXLAN routes) as plain
 //! `(prefix, next hop address)` data, per device or in shared tables.
 //!
@@ -17,8 +17,7 @@
 //! immutable once built; the simulator builds a new one after the state changes.
 //! This module does not run BGP or IPAM, and does not forward packets (`walk.rs` does).
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -893,108 +892,39 @@ fn unresolvable_next_hops(dp: &Dataplane, device: DeviceId) -> Vec<IpNet> {
 }
 
 /// On every router, each rack subnet it is not attached to, via the first hop of the
-/// shortest path (fabric and inter-zone links that are up) to that rack's ToR. Ties go to
-/// the predecessor with the smallest name, exactly as `Topology::shortest_path` breaks them;
-/// only routers are searched, since hosts are never transit.
+/// shortest path (fabric and inter-zone links that are up) to that rack's ToR, with
+/// `Topology::shortest_path_tree`'s tie-breaking.
 fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
-    let n = topology.devices.len();
-    let is_router = |d: DeviceId| {
-        topology
-            .devices
-            .get(d.index())
-            .is_some_and(|x| x.is_router())
-    };
-    let mut adjacent: Vec<Vec<(DeviceId, u64)>> = vec![Vec::new(); n];
-    for link in &topology.links {
-        if matches!(link.kind, LinkKind::Fabric | LinkKind::InterZone)
-            && link.up
-            && is_router(link.a)
-            && is_router(link.b)
-        {
-            let w = link.latency.as_nanos();
-            adjacent[link.a.index()].push((link.b, w));
-            adjacent[link.b.index()].push((link.a, w));
-        }
-    }
-    let name = |d: DeviceId| topology.devices[d.index()].name.as_str();
-    for src in (0..n).map(|i| DeviceId(i as u32)).filter(|d| is_router(*d)) {
-        let mut dist: Vec<Option<u64>> = vec![None; n];
-        let mut prev: Vec<Option<DeviceId>> = vec![None; n];
-        let mut done = vec![false; n];
-        let mut heap = BinaryHeap::new();
-        dist[src.index()] = Some(0);
-        heap.push(Reverse((0u64, name(src), src)));
-        while let Some(Reverse((d, _, u))) = heap.pop() {
-            if done[u.index()] {
-                continue;
+    let routers = topology
+        .devices
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_router());
+    for (src, _) in routers.map(|(i, d)| (DeviceId(i as u32), d)) {
+        let tree = topology.shortest_path_tree(src, |l| l.kind != LinkKind::Access);
+        let via = |dp: &mut Dataplane, dst: DeviceId, prefix: IpNet| {
+            if let Some(hop) = tree.first_hop(dst) {
+                let next_hop = topology.devices[hop.index()].address;
+                dp.add_igp(
+                    src,
+                    prefix,
+                    Stored::Via {
+                        next_hop,
+                        device: hop,
+                        origin: Origin::Fabric,
+                    },
+                );
             }
-            done[u.index()] = true;
-            for &(v, w) in &adjacent[u.index()] {
-                let nd = d + w;
-                let better = match dist[v.index()] {
-                    None => true,
-                    Some(old) if nd < old => true,
-                    Some(old) if nd == old => prev[v.index()].is_some_and(|p| name(u) < name(p)),
-                    _ => false,
-                };
-                if better && !done[v.index()] {
-                    dist[v.index()] = Some(nd);
-                    prev[v.index()] = Some(u);
-                    heap.push(Reverse((nd, name(v), v)));
-                }
-            }
-        }
+        };
         for rack in &topology.racks {
-            if rack.tor == src || dist[rack.tor.index()].is_none() {
-                continue;
-            }
-            // Walk back from the ToR to the hop right after the source.
-            let mut hop = rack.tor;
-            let mut guard = 0;
-            while let Some(p) = prev[hop.index()] {
-                if p == src || guard > n {
-                    break;
-                }
-                hop = p;
-                guard += 1;
-            }
-            let next_hop = topology.devices[hop.index()].address;
-            dp.add_igp(
-                src,
-                rack.subnet,
-                Stored::Via {
-                    next_hop,
-                    device: hop,
-                    origin: Origin::Fabric,
-                },
-            );
+            via(dp, rack.tor, rack.subnet);
         }
         // Spines' and the core's loopbacks (their router IDs and the next hops they announce
         // over eBGP) are reachable the same way, so learned routes through them resolve.
         for (i, device) in topology.devices.iter().enumerate() {
-            let dst = DeviceId(i as u32);
-            let loopback = matches!(device.kind, DeviceKind::Spine { .. } | DeviceKind::Core);
-            if !loopback || dst == src || dist[dst.index()].is_none() {
-                continue;
+            if matches!(device.kind, DeviceKind::Spine { .. } | DeviceKind::Core) {
+                via(dp, DeviceId(i as u32), host(device.address));
             }
-            let mut hop = dst;
-            let mut guard = 0;
-            while let Some(p) = prev[hop.index()] {
-                if p == src || guard > n {
-                    break;
-                }
-                hop = p;
-                guard += 1;
-            }
-            dp.add_igp(
-                src,
-                host(device.address),
-                Stored::Via {
-                    next_hop: topology.devices[hop.index()].address,
-                    device: hop,
-                    origin: Origin::Fabric,
-                },
-            );
         }
     }
 }

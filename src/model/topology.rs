@@ -1,10 +1,14 @@
 //! The physical cluster: zones, racks, nodes, routers, the links between them, and the
 //! underlay's shortest paths (SPEC §2.1).
 //!
-//! Every device (a Kubernetes node or a router) is a vertex of a petgraph graph whose edges
-//! are links. A rack is one L2 segment: its nodes and its ToR each have an access link to it,
-//! and any two members of the segment are one hop apart (one access latency). Routers are
-//! joined by fabric links (ToR–spine) and inter-zone links (spine–core).
+//! Every device (a Kubernetes node or a router) has an adjacency list of the links it ends.
+//! A rack is one L2 segment: its nodes and its ToR each have an access link to it, and any two
+//! members of the segment are one hop apart (one access latency). Routers are joined by fabric
+//! links (ToR–spine) and inter-zone links (spine–core).
+//!
+//! [`Topology::shortest_path_tree`] is the one shortest-path computation of podnet: the
+//! underlay paths, BGP's latencies and IGP costs, and the fabric routes of the forwarding
+//! tables all come from it (see ARCHITECTURE.md for why it is not petgraph's).
 //!
 //! Invariants: ids index the vectors they name and are never reused (a deleted node keeps its
 //! id and is marked deleted); every iteration order is defined (vectors in creation order);
@@ -17,8 +21,6 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::net::{IpAddr, Ipv4Addr};
 
 use ipnet::IpNet;
-use petgraph::stable_graph::{EdgeIndex, NodeIndex, StableUnGraph};
-use petgraph::visit::EdgeRef;
 
 use super::time::SimDuration;
 use super::{Labels, text_enum};
@@ -162,7 +164,6 @@ pub struct Device {
     pub address: IpAddr,
     /// AS number of a router when the fabric speaks BGP.
     pub as_number: Option<u32>,
-    vertex: NodeIndex,
 }
 
 impl Device {
@@ -188,7 +189,6 @@ pub struct Link {
     pub kind: LinkKind,
     pub latency: SimDuration,
     pub up: bool,
-    edge: EdgeIndex,
 }
 
 /// A path through the underlay.
@@ -209,19 +209,12 @@ pub struct Topology {
     pub nodes: Vec<Node>,
     pub devices: Vec<Device>,
     pub links: Vec<Link>,
-    /// Racks' segments are represented by a hub vertex each, so a rack of n nodes needs n
-    /// edges rather than n²/2; the hub is not a device.
-    graph: StableUnGraph<Vertex, LinkId>,
     by_name: BTreeMap<String, DeviceId>,
-    /// The access link of each device attached to a segment (nodes and ToRs).
+    /// The fabric and inter-zone links of each device, by device index.
+    routed: Vec<Vec<LinkId>>,
+    /// The access link of each device attached to a segment (nodes and ToRs); a rack's
+    /// segment is reached through it, so a rack of n nodes needs n links rather than n²/2.
     access: BTreeMap<DeviceId, LinkId>,
-    segment_hub: Vec<NodeIndex>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Vertex {
-    Device(DeviceId),
-    Segment(RackId),
 }
 
 /// What a new node looks like; defaults are resolved by the caller.
@@ -266,8 +259,6 @@ impl Topology {
         tor_as: u32,
     ) -> RackId {
         let id = RackId(id_from(self.racks.len()));
-        let hub = self.graph.add_node(Vertex::Segment(id));
-        self.segment_hub.push(hub);
         let tor = self.add_device(
             format!("tor-{name}"),
             DeviceKind::Tor(id),
@@ -357,29 +348,24 @@ impl Topology {
         as_number: Option<u32>,
     ) -> DeviceId {
         let id = DeviceId(id_from(self.devices.len()));
-        let vertex = self.graph.add_node(Vertex::Device(id));
         self.by_name.insert(name.clone(), id);
         self.devices.push(Device {
             name,
             kind,
             address,
             as_number,
-            vertex,
         });
+        self.routed.push(Vec::new());
         id
     }
 
     fn attach(&mut self, device: DeviceId, rack: RackId) {
-        let hub = self.segment_hub[rack.index()];
         let tor = self
             .racks
             .get(rack.index())
             .map(|r| r.tor)
             .unwrap_or(device);
         let link = LinkId(id_from(self.links.len()));
-        let edge = self
-            .graph
-            .add_edge(self.devices[device.index()].vertex, hub, link);
         // An access link is named by its two ends: the device and the rack's ToR.
         let (a, b) = if device == tor {
             (device, device)
@@ -392,26 +378,21 @@ impl Topology {
             kind: LinkKind::Access,
             latency: self.fabric.latency.access,
             up: true,
-            edge,
         });
         self.access.insert(device, link);
     }
 
     fn add_link(&mut self, a: DeviceId, b: DeviceId, kind: LinkKind, latency: SimDuration) {
         let link = LinkId(id_from(self.links.len()));
-        let edge = self.graph.add_edge(
-            self.devices[a.index()].vertex,
-            self.devices[b.index()].vertex,
-            link,
-        );
         self.links.push(Link {
             a,
             b,
             kind,
             latency,
             up: true,
-            edge,
         });
+        self.routed[a.index()].push(link);
+        self.routed[b.index()].push(link);
     }
 
     pub fn device(&self, id: DeviceId) -> &Device {
@@ -457,12 +438,12 @@ impl Topology {
                 return Some(l);
             }
         }
-        let va = self.devices[a.index()].vertex;
-        let vb = self.devices[b.index()].vertex;
-        self.graph
-            .edges_connecting(va, vb)
-            .next()
-            .map(|e| *e.weight())
+        let joins = |l: &Link| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a);
+        self.routed
+            .get(a.index())?
+            .iter()
+            .copied()
+            .find(|l| joins(&self.links[l.index()]))
     }
 
     pub fn set_link_up(&mut self, link: LinkId, up: bool) {
@@ -482,95 +463,151 @@ impl Topology {
     /// Members of a rack segment are one access latency apart.
     pub fn neighbours(&self, d: DeviceId) -> Vec<(DeviceId, SimDuration)> {
         let mut out = Vec::new();
-        if !self.present(d) {
-            return out;
-        }
-        let vertex = self.devices[d.index()].vertex;
-        for edge in self.graph.edges(vertex) {
-            let link = &self.links[edge.weight().index()];
-            if !link.up {
-                continue;
-            }
-            let other = if edge.source() == vertex {
-                edge.target()
-            } else {
-                edge.source()
-            };
-            match self.graph[other] {
-                Vertex::Device(o) => out.push((o, link.latency)),
-                Vertex::Segment(_) => {
-                    for peer_edge in self.graph.edges(other) {
-                        let peer_link = &self.links[peer_edge.weight().index()];
-                        let peer_vertex = if peer_edge.source() == other {
-                            peer_edge.target()
-                        } else {
-                            peer_edge.source()
-                        };
-                        if let Vertex::Device(p) = self.graph[peer_vertex]
-                            && p != d
-                            && peer_link.up
-                            && self.present(p)
-                        {
-                            out.push((p, link.latency));
-                        }
-                    }
-                }
-            }
-        }
+        self.each_neighbour(d, &|_| true, |o, latency| out.push((o, latency)));
         out
     }
 
-    /// The shortest underlay path from `from` to `to` over links that are up; equal-cost
-    /// paths are broken by preferring, at each device, the predecessor with the smallest name.
-    /// Nodes are endpoints, never transit: a host does not route for others.
+    /// Calls `f` with each device one hop from `d` over links that are up and that `links`
+    /// accepts, and the one-way latency to it; a segment peer is reached over both access
+    /// links, its own and `d`'s.
+    fn each_neighbour(
+        &self,
+        d: DeviceId,
+        links: &impl Fn(&Link) -> bool,
+        mut f: impl FnMut(DeviceId, SimDuration),
+    ) {
+        if !self.present(d) {
+            return;
+        }
+        let usable = |l: LinkId| {
+            let link = &self.links[l.index()];
+            (link.up && links(link)).then_some(link)
+        };
+        if let Some(link) = self.access.get(&d).and_then(|&l| usable(l)) {
+            let rack = match self.devices[d.index()].kind {
+                DeviceKind::Node(n) => self.nodes[n.index()].rack,
+                DeviceKind::Tor(r) => r,
+                _ => unreachable!("only nodes and ToRs are attached to a segment"),
+            };
+            let rack = &self.racks[rack.index()];
+            let members = std::iter::once(rack.tor)
+                .chain(rack.nodes.iter().map(|n| self.nodes[n.index()].device));
+            for p in members {
+                let peer_up = self.access.get(&p).is_some_and(|&l| usable(l).is_some());
+                if p != d && peer_up && self.present(p) {
+                    f(p, link.latency);
+                }
+            }
+        }
+        for &l in &self.routed[d.index()] {
+            if let Some(link) = usable(l) {
+                f(if link.a == d { link.b } else { link.a }, link.latency);
+            }
+        }
+    }
+
+    /// The shortest underlay path from `from` to `to` over links that are up (see
+    /// [`Topology::shortest_path_tree`]).
     pub fn shortest_path(&self, from: DeviceId, to: DeviceId) -> Option<UnderlayPath> {
         if !self.present(from) || !self.present(to) {
             return None;
         }
+        self.shortest_path_tree(from, |_| true).path(to)
+    }
+
+    /// The shortest paths from `from` to every device over links that are up and that `links`
+    /// accepts (Dijkstra's algorithm). Equal-cost paths are broken by preferring, at each
+    /// device, the predecessor with the smallest name. Nodes are endpoints, never transit: a
+    /// host does not route for others. Latencies are positive (validation), so a device's
+    /// predecessor is the smallest-named of the devices that reach it at its distance.
+    pub fn shortest_path_tree(&self, from: DeviceId, links: impl Fn(&Link) -> bool) -> PathTree {
         let n = self.devices.len();
-        let mut dist: Vec<Option<u64>> = vec![None; n];
-        let mut prev: Vec<Option<DeviceId>> = vec![None; n];
+        let mut tree = PathTree {
+            from,
+            dist: vec![None; n],
+            prev: vec![None; n],
+        };
+        if from.index() >= n {
+            return tree;
+        }
+        let PathTree { dist, prev, .. } = &mut tree;
+        let name = |d: DeviceId| self.devices[d.index()].name.as_str();
         let mut done = vec![false; n];
         let mut heap = BinaryHeap::new();
         dist[from.index()] = Some(0);
-        heap.push(Reverse((
-            0u64,
-            self.devices[from.index()].name.as_str(),
-            from,
-        )));
+        heap.push(Reverse((0u64, name(from), from)));
         while let Some(Reverse((d, _, u))) = heap.pop() {
             if done[u.index()] {
                 continue;
             }
             done[u.index()] = true;
-            if u == to {
-                break;
-            }
             if u != from && !self.devices[u.index()].is_router() {
                 continue;
             }
-            for (v, latency) in self.neighbours(u) {
+            self.each_neighbour(u, &links, |v, latency| {
                 let nd = d + latency.as_nanos();
                 let better = match dist[v.index()] {
                     None => true,
                     Some(old) if nd < old => true,
-                    Some(old) if nd == old => prev[v.index()].is_some_and(|p| {
-                        self.devices[u.index()].name < self.devices[p.index()].name
-                    }),
+                    Some(old) if nd == old => prev[v.index()].is_some_and(|p| name(u) < name(p)),
                     _ => false,
                 };
                 if better && !done[v.index()] {
                     dist[v.index()] = Some(nd);
                     prev[v.index()] = Some(u);
-                    heap.push(Reverse((nd, self.devices[v.index()].name.as_str(), v)));
+                    heap.push(Reverse((nd, name(v), v)));
                 }
-            }
+            });
         }
-        let total = dist[to.index()]?;
+        tree
+    }
+}
+
+/// Shortest paths from one device, as [`Topology::shortest_path_tree`] computes them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathTree {
+    from: DeviceId,
+    /// One-way latency in nanoseconds to each device, by index (`None`: unreachable).
+    dist: Vec<Option<u64>>,
+    /// Each reached device's predecessor on its path (`None` for the source).
+    prev: Vec<Option<DeviceId>>,
+}
+
+impl PathTree {
+    /// The one-way latency to `to`, `None` when it is unreachable.
+    pub fn latency(&self, to: DeviceId) -> Option<SimDuration> {
+        self.nanos(to).map(SimDuration::from_nanos)
+    }
+
+    fn nanos(&self, to: DeviceId) -> Option<u64> {
+        self.dist.get(to.index()).copied().flatten()
+    }
+
+    /// One-way latency in nanoseconds to every device, by index (`None`: unreachable).
+    pub fn into_distances(self) -> Vec<Option<u64>> {
+        self.dist
+    }
+
+    /// The device right after the source on the path to `to` (`to` itself when adjacent);
+    /// `None` when `to` is the source or unreachable.
+    pub fn first_hop(&self, to: DeviceId) -> Option<DeviceId> {
+        let mut hop = to;
+        loop {
+            let p = self.prev.get(hop.index()).copied().flatten()?;
+            if p == self.from {
+                return Some(hop);
+            }
+            hop = p;
+        }
+    }
+
+    /// The path to `to`, `None` when it is unreachable.
+    pub fn path(&self, to: DeviceId) -> Option<UnderlayPath> {
+        let total = self.nanos(to)?;
         let mut hops = vec![to];
         let mut cur = to;
-        while cur != from {
-            cur = prev[cur.index()]?;
+        while cur != self.from {
+            cur = self.prev[cur.index()]?;
             hops.push(cur);
         }
         hops.reverse();
