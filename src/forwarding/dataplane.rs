@@ -17,8 +17,7 @@
 //! immutable once built; the simulator builds a new one after the state changes.
 //! This module does not run BGP or IPAM, and does not forward packets (`walk.rs` does).
 
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -28,79 +27,8 @@ use super::fib::{
     Action, DeviceFib, Encap, FibEntry, Flat4, Origin, PodKey, SharedTable, Stored, Table,
 };
 use crate::ipam::calico::EncapMode;
+use crate::model::hash::FastMap;
 use crate::model::topology::{DeviceId, DeviceKind, LinkKind, NodeId, RackId, Topology};
-
-/// A fast deterministic hasher (FxHash's rotate-xor-multiply, as rustc uses) for maps that
-/// forwarding only looks things up in. They are never iterated, so no order reaches an
-/// output, and SipHash's protection against hash flooding is not needed for keys that are
-/// devices, racks and addresses of the scenario.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct FxHasher(u64);
-
-impl FxHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    #[inline]
-    fn write_u16(&mut self, n: u16) {
-        self.add(u64::from(n));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    #[inline]
-    fn write_u128(&mut self, n: u128) {
-        self.add(n as u64);
-        self.add((n >> 64) as u64);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    /// The multiplication leaves the low bits depending only on the low bits of the input,
-    /// and hashbrown picks buckets by the low bits: the addresses of one /16 would all
-    /// collide. A final xor-shift-multiply (MurmurHash3's finaliser, halved) mixes the high
-    /// bits down.
-    #[inline]
-    fn finish(&self) -> u64 {
-        let h = self.0 ^ (self.0 >> 33);
-        let h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^ (h >> 33)
-    }
-}
-
-/// A `HashMap` keyed with [`FxHasher`], for lookups only.
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// How a pod is attached to the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -925,28 +853,6 @@ fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
             if matches!(device.kind, DeviceKind::Spine { .. } | DeviceKind::Core) {
                 via(dp, DeviceId(i as u32), host(device.address));
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::hash::BuildHasher;
-
-    #[test]
-    fn fx_hashes_of_one_subnet_spread_over_buckets() {
-        let build = BuildHasherDefault::<FxHasher>::default();
-        for addr in [
-            |i: u8| IpAddr::from([100, 64, 7, i]),
-            |i: u8| IpAddr::from([100, 64, i, 0]),
-        ] {
-            let mut low: Vec<u64> = (0..=255u8)
-                .map(|i| build.hash_one(addr(i)) & 0xff)
-                .collect();
-            low.sort_unstable();
-            low.dedup();
-            assert!(low.len() > 128, "{} distinct low bytes", low.len());
         }
     }
 }

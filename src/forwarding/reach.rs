@@ -54,9 +54,10 @@ use std::sync::Arc;
 use ipnet::IpNet;
 use rayon::prelude::*;
 
-use super::dataplane::{Attachment, Dataplane, FastMap, PodInfo};
+use super::dataplane::{Attachment, Dataplane, PodInfo};
 use super::fib::{Encap, PodKey, Stored};
 use super::walk::{HOP_LIMIT, Mode, Reason, Step, Verdict, forward_check, pod_table_step, process};
+use crate::model::hash::FastMap;
 use crate::model::topology::{DeviceId, DeviceKind, RackId};
 
 /// An atom: its address family (IPv6 or not) and its index among that family's atoms.
@@ -1170,11 +1171,7 @@ mod tests {
     struct Gen(u64);
     impl Gen {
         fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
+            crate::model::hash::splitmix64(&mut self.0)
         }
         fn below(&mut self, n: usize) -> usize {
             (self.next() % n.max(1) as u64) as usize

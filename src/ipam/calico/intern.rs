@@ -13,7 +13,7 @@
 
 use std::collections::hash_map::Entry;
 
-use super::hash::{HashKeyedMap, name_hash};
+use crate::model::hash::{FastMap, hash_of};
 
 /// Names interned to dense ids, in interning order.
 #[derive(Clone, Debug, Default)]
@@ -25,7 +25,7 @@ pub(crate) struct Interner {
     /// `same_hash[i]`: the previously interned id whose name has the same hash as name `i`.
     same_hash: Vec<Option<u32>>,
     /// Name hash → the last id interned with that hash.
-    by_hash: HashKeyedMap<u32>,
+    by_hash: FastMap<u64, u32>,
 }
 
 impl Interner {
@@ -41,14 +41,14 @@ impl Interner {
 
     /// The id of `name`, if it has been interned.
     pub(crate) fn get(&self, name: &str) -> Option<u32> {
-        self.find(name_hash(name.as_bytes()), name)
+        self.find(hash_of(name), name)
     }
 
     /// The id of `name`, interning it if new.
     pub(crate) fn intern(&mut self, name: &str) -> u32 {
         let id = u32::try_from(self.ends.len()).expect("more than 2^32 interned names");
         // One probe of the map: look the name up and insert it in the same entry.
-        let previous = match self.by_hash.entry(name_hash(name.as_bytes())) {
+        let previous = match self.by_hash.entry(hash_of(name)) {
             Entry::Vacant(slot) => {
                 slot.insert(id);
                 None
@@ -129,7 +129,7 @@ mod tests {
         let a = i.intern("a");
         let b = i.intern("b");
         // Force a collision: make "c" look like it shares "a"'s hash.
-        let hash = name_hash(b"a");
+        let hash = hash_of("a");
         let id = i.ends.len() as u32;
         i.text.push('c');
         i.ends.push(i.text.len());

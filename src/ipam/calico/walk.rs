@@ -15,20 +15,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::hash::splitmix64;
+
 /// Go's `hash/fnv.New32`: FNV-1, multiply then xor.
 pub fn fnv1_32(data: &[u8]) -> u32 {
     const OFFSET: u32 = 2_166_136_261;
     const PRIME: u32 = 16_777_619;
     data.iter()
         .fold(OFFSET, |h, &b| h.wrapping_mul(PRIME) ^ u32::from(b))
-}
-
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// The index at which `node` starts walking a pool of `2^num_blocks_log2` blocks.
