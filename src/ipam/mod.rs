@@ -5,4 +5,5 @@
 //! Neither knows about time beyond the `SimTime` it is handed, nor about scheduling or routes.
 
 pub mod calico;
+pub mod ranges;
 pub mod spiderpool;

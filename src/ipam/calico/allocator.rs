@@ -25,11 +25,12 @@ use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net
 use super::inline::InlineList;
 use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
-use super::walk::{IndexRanges, start_index};
+use super::walk::start_index;
 use super::{
     Allocation, AssignOutcome, AssignRequest, IpamChange, Node, Os, Profile, TunnelKind, Use,
     messages,
 };
+use crate::ipam::ranges::RangeSet;
 use crate::model::time::{SimDuration, SimTime};
 
 /// `ipam_block_reader_writer.go` EmptyBlockMinReclaimAge.
@@ -54,7 +55,7 @@ pub(crate) struct PoolState {
     /// The pool's block size fits its CIDR; otherwise it hands out nothing.
     usable: bool,
     /// Block indices with no block and not wholly reserved: where a claim may land.
-    unclaimed: IndexRanges,
+    unclaimed: RangeSet,
     /// Existing non-Windows blocks with a usable free address: where borrowing may take.
     with_room: BTreeSet<u128>,
     /// Existing empty blocks with an affinity: what v3.32 reclaim may take over.
@@ -78,7 +79,7 @@ impl PoolState {
             host_bits: u32::from(max.saturating_sub(pool.block_size)),
             log2,
             usable,
-            unclaimed: IndexRanges::default(),
+            unclaimed: RangeSet::default(),
             with_room: BTreeSet::new(),
             empty: BTreeSet::new(),
             name: Arc::from(pool.name.as_str()),
@@ -1373,7 +1374,10 @@ impl CalicoIpam {
         if !state.usable {
             return;
         }
-        let mut unclaimed = IndexRanges::full(state.log2);
+        let last = 1u128
+            .checked_shl(state.log2.into())
+            .map_or(u128::MAX, |n| n - 1);
+        let mut unclaimed = RangeSet::from_range(0, last);
         let net = state.pool.network();
         let keys = self.block_keys_in(&net);
         for key in &keys {

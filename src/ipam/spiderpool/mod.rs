@@ -21,7 +21,6 @@
 //! Spiderpool allocates a StatefulSet pod's kept address back only while its pool is still
 //! among the pod's candidates; podnet does the same, for all families at once.
 
-mod addrset;
 mod pool;
 mod select;
 
@@ -31,7 +30,8 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-pub use addrset::AddressSet;
+use crate::ipam::ranges::RangeSet;
+
 pub use pool::{
     IpFamily, IpRange, PoolProblem, Severity, SpiderIpPool, SpiderReservedIp, parse_ip_ranges,
     parse_subnet, validate,
@@ -149,20 +149,20 @@ pub enum PoolRemoval {
 struct PoolState {
     spec: SpiderIpPool,
     /// `ips − excludeIPs − reserved`.
-    allocatable: AddressSet,
+    allocatable: RangeSet,
     /// `allocatable − held`; its first member is the next address handed out.
-    free: AddressSet,
+    free: RangeSet,
     free_count: u128,
     holders: BTreeMap<u128, PodHandle>,
     terminating: bool,
 }
 
 impl PoolState {
-    fn new(spec: SpiderIpPool, reserved: &AddressSet) -> PoolState {
+    fn new(spec: SpiderIpPool, reserved: &RangeSet) -> PoolState {
         let mut state = PoolState {
             spec,
-            allocatable: AddressSet::new(),
-            free: AddressSet::new(),
+            allocatable: RangeSet::new(),
+            free: RangeSet::new(),
             free_count: 0,
             holders: BTreeMap::new(),
             terminating: false,
@@ -173,7 +173,7 @@ impl PoolState {
 
     /// Recomputes the address sets after the spec or the reserved addresses changed.
     /// Held addresses stay held even if they are no longer allocatable.
-    fn rebuild(&mut self, reserved: &AddressSet) {
+    fn rebuild(&mut self, reserved: &RangeSet) {
         self.allocatable = self.spec.total_ips();
         self.allocatable.subtract(reserved);
         self.free = self.allocatable.clone();
@@ -217,8 +217,8 @@ struct PodRecord {
 pub struct SpiderpoolIpam {
     pools: BTreeMap<String, PoolState>,
     reserved: BTreeMap<String, SpiderReservedIp>,
-    reserved_v4: AddressSet,
-    reserved_v6: AddressSet,
+    reserved_v4: RangeSet,
+    reserved_v6: RangeSet,
     pods: BTreeMap<PodHandle, PodRecord>,
 }
 
@@ -254,7 +254,7 @@ impl SpiderpoolIpam {
         Ok(ipam)
     }
 
-    fn reserved_for(&self, family: IpFamily) -> &AddressSet {
+    fn reserved_for(&self, family: IpFamily) -> &RangeSet {
         match family {
             IpFamily::V4 => &self.reserved_v4,
             IpFamily::V6 => &self.reserved_v6,

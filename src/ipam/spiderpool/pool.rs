@@ -13,7 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipnet::IpNet;
 
-use super::addrset::AddressSet;
+use crate::ipam::ranges::RangeSet;
 use crate::model::selector::LabelSelector;
 
 /// An IP family; Spiderpool calls it `ipVersion` (4 or 6).
@@ -153,8 +153,8 @@ pub fn parse_subnet(text: &str) -> Result<IpNet, String> {
 
 /// The set of addresses some ranges cover, for one family (others are skipped: the
 /// validator reports them).
-pub(crate) fn ranges_to_set(ranges: &[IpRange], family: IpFamily) -> AddressSet {
-    let mut set = AddressSet::new();
+pub(crate) fn ranges_to_set(ranges: &[IpRange], family: IpFamily) -> RangeSet {
+    let mut set = RangeSet::new();
     for r in ranges.iter().filter(|r| r.family() == family) {
         let (lo, hi) = r.bounds();
         set.insert_range(lo, hi);
@@ -205,11 +205,11 @@ impl SpiderIpPool {
     }
 
     /// `ips − excludeIPs`, clipped to the subnet: the addresses the pool owns.
-    pub(crate) fn total_ips(&self) -> AddressSet {
+    pub(crate) fn total_ips(&self) -> RangeSet {
         let family = self.family();
         let mut set = ranges_to_set(&self.ips, family);
         set.subtract(&ranges_to_set(&self.exclude_ips, family));
-        let mut subnet = AddressSet::new();
+        let mut subnet = RangeSet::new();
         subnet.insert_range(
             ip_to_u128(self.subnet.network()),
             ip_to_u128(self.subnet.broadcast()),
@@ -461,7 +461,7 @@ pub fn validate(pools: &[SpiderIpPool]) -> Vec<PoolProblem> {
             .push(i);
     }
     for members in by_subnet.values() {
-        let totals: Vec<AddressSet> = members.iter().map(|&i| pools[i].total_ips()).collect();
+        let totals: Vec<RangeSet> = members.iter().map(|&i| pools[i].total_ips()).collect();
         for (n, &late) in members.iter().enumerate() {
             for (m, &early) in members[..n].iter().enumerate() {
                 let shared = totals[n].intersection(&totals[m]);

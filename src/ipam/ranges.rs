@@ -1,23 +1,34 @@
-//! A compact set of IP addresses of one family: disjoint, non-adjacent inclusive ranges of
-//! addresses numbered as `u128` (IPv4 addresses occupy `0..2^32`).
+//! A compact set of `u128` numbers — addresses of one family (IPv4 addresses occupy
+//! `0..2^32`) or a pool's block indices — stored as disjoint, non-adjacent inclusive ranges.
+//! Spiderpool keeps a pool's free and reserved addresses in it, Calico the blocks of a pool
+//! that no node has claimed.
 //!
 //! Invariant: the ranges are sorted, disjoint and never touch (adjacent ranges are merged),
 //! so equal sets have equal representations and `first` is the lowest member.
 //! Every operation is O(log n) in the number of ranges except the set algebra, which is
-//! linear in the ranges involved; a /16 of addresses is one entry, not 65,536.
-//! This type knows nothing of pools or families; callers keep families apart.
+//! linear in the ranges involved; a /16 of addresses is one entry, not 65,536, and "first
+//! member at or after `start`, else the first member" is O(log n) even for an IPv6 pool with
+//! 2^58 blocks.
+//! This type knows nothing of pools, blocks or families; callers keep families apart.
 
 use std::collections::BTreeMap;
 
-/// A set of addresses stored as ranges (start → inclusive end).
+/// A set of `u128` numbers stored as ranges (start → inclusive end).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AddressSet {
+pub struct RangeSet {
     ranges: BTreeMap<u128, u128>,
 }
 
-impl AddressSet {
-    pub fn new() -> AddressSet {
-        AddressSet::default()
+impl RangeSet {
+    pub fn new() -> RangeSet {
+        RangeSet::default()
+    }
+
+    /// Every number of `lo..=hi`.
+    pub fn from_range(lo: u128, hi: u128) -> RangeSet {
+        let mut set = RangeSet::new();
+        set.insert_range(lo, hi);
+        set
     }
 
     pub fn is_empty(&self) -> bool {
@@ -41,6 +52,20 @@ impl AddressSet {
             .range(..=a)
             .next_back()
             .is_some_and(|(_, &e)| e >= a)
+    }
+
+    /// The smallest member at or after `from`.
+    pub fn first_from(&self, from: u128) -> Option<u128> {
+        if self.contains(from) {
+            return Some(from);
+        }
+        self.ranges.range(from..).next().map(|(&s, _)| s)
+    }
+
+    /// The smallest member at or after `from`, else (wrapping round) the smallest: one step of
+    /// Calico's walk over a pool's blocks.
+    pub fn next_wrapping(&self, from: u128) -> Option<u128> {
+        self.first_from(from).or_else(|| self.first())
     }
 
     /// The ranges, lowest first.
@@ -99,15 +124,15 @@ impl AddressSet {
     }
 
     /// `self − other`.
-    pub fn subtract(&mut self, other: &AddressSet) {
+    pub fn subtract(&mut self, other: &RangeSet) {
         for (s, e) in other.ranges() {
             self.remove_range(s, e);
         }
     }
 
     /// The ranges both sets hold, lowest first.
-    pub fn intersection(&self, other: &AddressSet) -> AddressSet {
-        let mut out = AddressSet::new();
+    pub fn intersection(&self, other: &RangeSet) -> RangeSet {
+        let mut out = RangeSet::new();
         for (s, e) in other.ranges() {
             if let Some((&ps, &pe)) = self.ranges.range(..s).next_back()
                 && pe >= s
@@ -130,7 +155,7 @@ mod tests {
 
     #[test]
     fn ranges_merge_split_and_count() {
-        let mut s = AddressSet::new();
+        let mut s = RangeSet::new();
         s.insert_range(10, 20);
         s.insert_range(21, 25);
         s.insert(5);
@@ -149,12 +174,30 @@ mod tests {
         assert!(s.is_empty());
     }
 
+    #[test]
+    fn walks_wrap_round() {
+        let mut r = RangeSet::from_range(0, 7);
+        r.remove(3);
+        r.remove(4);
+        assert_eq!(r.next_wrapping(3), Some(5));
+        r.remove_range(5, 7);
+        assert_eq!(r.next_wrapping(3), Some(0));
+        r.insert(4);
+        assert_eq!(r.next_wrapping(3), Some(4));
+        assert_eq!(r.ranges().collect::<Vec<_>>(), vec![(0, 2), (4, 4)]);
+        r.insert(3);
+        assert_eq!(r.ranges().collect::<Vec<_>>(), vec![(0, 4)]);
+        let mut e = RangeSet::from_range(0, u128::MAX);
+        e.remove(u128::MAX);
+        assert_eq!(e.next_wrapping(u128::MAX), Some(0));
+    }
+
     proptest! {
         /// Model-based: the range set behaves like a BTreeSet of its members.
         #[test]
         fn behaves_like_a_set(ops in prop::collection::vec((any::<bool>(), 0u128..64, 0u128..6), 0..60),
                               other in prop::collection::vec((0u128..64, 0u128..6), 0..6)) {
-            let mut set = AddressSet::new();
+            let mut set = RangeSet::new();
             let mut model = BTreeSet::new();
             for (add, lo, len) in ops {
                 if add { set.insert_range(lo, lo + len); } else { set.remove_range(lo, lo + len); }
@@ -164,10 +207,14 @@ mod tests {
             prop_assert_eq!(&members, &model);
             prop_assert_eq!(set.count(), model.len() as u128);
             prop_assert_eq!(set.first(), model.first().copied());
+            for probe in 0..72 {
+                let wrapped = model.range(probe..).next().or(model.first()).copied();
+                prop_assert_eq!(set.next_wrapping(probe), wrapped);
+            }
             // Ranges never touch.
             let rs: Vec<_> = set.ranges().collect();
             for w in rs.windows(2) { prop_assert!(w[0].1 + 1 < w[1].0); }
-            let mut o = AddressSet::new();
+            let mut o = RangeSet::new();
             for (lo, len) in other { o.insert_range(lo, lo + len); }
             let om: BTreeSet<u128> = o.ranges().flat_map(|(s, e)| s..=e).collect();
             let inter: BTreeSet<u128> = set.intersection(&o).ranges().flat_map(|(s, e)| s..=e).collect();
