@@ -15,14 +15,14 @@
 //! It does not schedule anything: callers pass `now` and call `gc` when kube-controllers would.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use ipnet::IpNet;
+use smallvec::SmallVec;
 
 use super::arena::{BlockId, Blocks};
 use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net_key};
-use super::inline::InlineList;
 use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::start_index;
@@ -110,7 +110,7 @@ impl PoolState {
 
 /// A node's affine blocks in key order, as arena ids: a node usually owns one or two, so
 /// they are kept inline in the node's entry (no pointer to chase per request).
-type AffineList = InlineList<BlockId, 4>;
+type AffineList = SmallVec<[BlockId; 4]>;
 
 /// A node name's id in `CalicoIpam::node_names`, which also indexes `CalicoIpam::nodes`.
 /// Ids are never reused, so an address keeps naming the node it was assigned on after that
@@ -139,20 +139,8 @@ struct Held {
     borrowed: bool,
 }
 
-impl Default for Held {
-    /// A placeholder for the unused inline slots of a [`HeldList`]; never a real holding.
-    fn default() -> Held {
-        Held {
-            ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            block: BlockId::default(),
-            node: NodeId::default(),
-            borrowed: false,
-        }
-    }
-}
-
 /// A handle's addresses in the order they were handed out: a pod holds one, kept inline.
-type HeldList = InlineList<Held, 1>;
+type HeldList = SmallVec<[Held; 1]>;
 
 /// What a handle holds; its name lives in `CalicoIpam::handle_names` under the same id.
 #[derive(Clone, Debug, Default)]

@@ -22,7 +22,6 @@
 mod allocator;
 mod arena;
 mod block;
-mod inline;
 mod intern;
 mod pool;
 mod query;
