@@ -986,6 +986,23 @@ fn a_huge_label_value_is_refused() {
     );
 }
 
+/// A label key's prefix is a DNS subdomain, whose parts begin and end with a letter or digit
+/// (Kubernetes' `IsQualifiedName`): `-example.com/app` is refused as a node label, as it is in
+/// a SpiderIPPool's `matchLabels` (`model::label` checks both).
+#[test]
+fn a_label_key_prefix_beginning_with_a_dash_is_refused() {
+    // BASE ends at line 10; the label map opens at column 17 of line 12, so the key is at 18.
+    let yaml = format!("{BASE}      - name: n3\n        labels: {{-example.com/app: x}}\n");
+    assert_lines(
+        &check(&yaml),
+        &[
+            "s.yaml:12:18: topology.zones[0].racks[0].nodes[2].labels.-example.com/app: \
+             `-example.com/app` is not a valid label key: the prefix before `/` must be a \
+             lowercase DNS subdomain of at most 253 characters, such as `example.com`",
+        ],
+    );
+}
+
 /// A 100,000-parenthesis selector in a resource must not overflow the selector parser's stack.
 #[test]
 fn a_huge_selector_does_not_crash() {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 pub mod action;
 pub mod expect;
 pub mod hash;
+pub mod label;
 pub mod network;
 pub mod selector;
 pub mod time;

@@ -19,7 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::model::Labels;
+use crate::model::{Labels, label};
 
 /// The deepest parenthesis nesting a Calico selector may have in podnet.
 /// Calico itself has no limit; real selectors nest two or three levels.
@@ -679,10 +679,10 @@ impl LabelSelector {
     pub fn validate(&self) -> Vec<String> {
         let mut problems = Vec::new();
         for (k, v) in &self.match_labels {
-            if let Err(e) = validate_label_key(k) {
+            if let Err(e) = label::check_key(k) {
                 problems.push(format!("matchLabels: key '{k}': {e}"));
             }
-            if let Err(e) = validate_label_value(v) {
+            if let Err(e) = label::check_value(v) {
                 problems.push(format!("matchLabels[{k}]: value '{v}': {e}"));
             }
         }
@@ -700,11 +700,11 @@ impl LabelSelector {
                 }
                 _ => {}
             }
-            if let Err(e) = validate_label_key(&r.key) {
+            if let Err(e) = label::check_key(&r.key) {
                 problems.push(format!("{at}.key: '{}': {e}", r.key));
             }
             for (j, v) in r.values.iter().enumerate() {
-                if let Err(e) = validate_label_value(v) {
+                if let Err(e) = label::check_value(v) {
                     problems.push(format!("{at}.values[{j}]: '{v}': {e}"));
                 }
             }
@@ -722,65 +722,6 @@ impl LabelRequirement {
             LabelOperator::Exists => value.is_some(),
             LabelOperator::DoesNotExist => value.is_none(),
         }
-    }
-}
-
-/// A label name: 1–63 alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric.
-fn is_qualified_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// A DNS-1123 subdomain: lowercase labels joined by dots, at most 253 bytes.
-fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 253
-        && s.split('.').all(|l| {
-            let b = l.as_bytes();
-            !b.is_empty()
-                && b[0].is_ascii_alphanumeric()
-                && b[b.len() - 1].is_ascii_alphanumeric()
-                && b.iter()
-                    .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        })
-}
-
-/// Kubernetes' qualified-name rule for label keys: `[prefix/]name`.
-fn validate_label_key(key: &str) -> Result<(), String> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix
-        && !is_dns_subdomain(p)
-    {
-        return Err("prefix part must be a lowercase DNS subdomain (e.g. 'example.com')".into());
-    }
-    if !is_qualified_name_part(name) {
-        return Err(
-            "name part must be 1-63 characters of alphanumerics, '-', '_' or '.', \
-                    starting and ending with an alphanumeric character"
-                .into(),
-        );
-    }
-    Ok(())
-}
-
-/// Kubernetes' label value rule: empty, or a qualified-name part.
-fn validate_label_value(v: &str) -> Result<(), String> {
-    if v.is_empty() || is_qualified_name_part(v) {
-        Ok(())
-    } else {
-        Err(
-            "must be empty or 1-63 characters of alphanumerics, '-', '_' or '.', starting and \
-             ending with an alphanumeric character"
-                .into(),
-        )
     }
 }
 

@@ -17,6 +17,7 @@ use super::diag::{Diagnostic, Pos, nearest};
 use super::duration::parse_duration;
 use super::yaml::{Key, Node, Value};
 use crate::model::TextEnum;
+use crate::model::label::{self, LabelProblem};
 use crate::model::time::SimDuration;
 
 /// A decoded value with the position it was written at.
@@ -424,71 +425,24 @@ impl Decode for LabelMap {
             for (key, value) in entries {
                 let text = map.0.get(&key.text).map(String::as_str).unwrap_or("");
                 cx.at_key(&key.text, |cx| {
-                    if let Err(e) = check_label_key(&key.text) {
-                        cx.error(key.pos, e);
+                    if let Err(e) = label::check_key(&key.text) {
+                        let shown: String = key.text.chars().take(80).collect();
+                        cx.error(key.pos, format!("`{shown}` is not a valid label key: {e}"));
                     }
-                    if let Err(e) = check_label_value(text) {
-                        cx.error(value.pos, e);
+                    match label::check_value(text) {
+                        Ok(()) => {}
+                        Err(e @ LabelProblem::ValueTooLong(_)) => {
+                            cx.error(value.pos, e.to_string())
+                        }
+                        Err(e) => cx.error(
+                            value.pos,
+                            format!("`{text}` is not a valid label value: {e}"),
+                        ),
                     }
                 });
             }
         }
         Some(LabelMap(map.0))
-    }
-}
-
-fn is_label_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-}
-
-/// A label key: an optional DNS-subdomain prefix (at most 253 characters) and `/`, then a
-/// name of at most 63 characters.
-pub fn check_label_key(key: &str) -> Result<(), String> {
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    let prefix_ok = prefix.is_none_or(|p| {
-        !p.is_empty()
-            && p.len() <= 253
-            && p.split('.').all(|part| {
-                !part.is_empty()
-                    && part
-                        .bytes()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-            })
-    });
-    if prefix_ok && is_label_name(name) {
-        Ok(())
-    } else {
-        let shown: String = key.chars().take(80).collect();
-        Err(format!(
-            "`{shown}` is not a valid label key: an optional DNS prefix and `/`, then at most 63 \
-             characters of letters, digits, `-`, `_` and `.`"
-        ))
-    }
-}
-
-/// A label value: empty, or at most 63 characters as for a label name.
-pub fn check_label_value(value: &str) -> Result<(), String> {
-    if value.is_empty() || is_label_name(value) {
-        Ok(())
-    } else if value.len() > 63 {
-        Err(format!(
-            "a label value is at most 63 characters; this one has {}",
-            value.len()
-        ))
-    } else {
-        Err(format!(
-            "`{value}` is not a valid label value: letters, digits, `-`, `_` and `.`, beginning \
-             and ending with a letter or digit"
-        ))
     }
 }
 
