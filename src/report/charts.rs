@@ -540,11 +540,7 @@ fn svg(width: u32, height: u32, title: &str, draw: impl FnOnce(&Area<'_>) -> Dra
 }
 
 fn fallback(width: u32, height: u32, title: &str, error: &str) -> String {
-    let text = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
+    let text = super::markup::escape;
     format!(
         "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" \
          xmlns=\"http://www.w3.org/2000/svg\">\n<rect width=\"100%\" height=\"100%\" fill=\"#FFFFFF\"/>\n\

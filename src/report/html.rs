@@ -2,10 +2,12 @@
 //! fonts, no network) with the same sections as `report.md`.
 //!
 //! The facts come from [`super::sections`]; this module only lays them out. Every piece of
-//! text is escaped here; the chart SVG comes from [`super::charts`], which escapes its own.
+//! text is escaped here with [`super::markup::escape`]; the chart SVG comes from
+//! [`super::charts`], which escapes its own.
 
 use super::Report;
 use super::charts::Chart;
+use super::markup::escape;
 use super::sections::{self, Block, Metric, Table, Tone};
 use super::unreachable::UnreachableGroup;
 
@@ -162,32 +164,12 @@ fn table_to(out: &mut String, table: &Table) {
     out.push_str("</tbody>\n</table></div>\n");
 }
 
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn text_is_escaped() {
-        assert_eq!(
-            escape("<a href='x'>&\""),
-            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;"
-        );
         let mut table = Table::new(&[("<n>", true)]);
         table.push(vec!["<script>".to_string()]);
         let mut out = String::new();

@@ -1,5 +1,6 @@
 //! JUnit XML for CI: one test suite per scenario, one test case per expectation.
 
+use super::markup::escape;
 use crate::sim::expect::ExpectationResult;
 
 /// One scenario's verdicts.
@@ -47,22 +48,6 @@ pub fn render(suites: &[Suite<'_>]) -> String {
         out.push_str("  </testsuite>\n");
     }
     out.push_str("</testsuites>\n");
-    out
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => {}
-            c => out.push(c),
-        }
-    }
     out
 }
 

@@ -10,6 +10,7 @@ pub mod dot;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod markup;
 pub mod sections;
 pub mod unreachable;
 
