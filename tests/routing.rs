@@ -562,3 +562,19 @@ fn two_runs_give_identical_reports_and_event_logs() {
         assert!(report_a == report_b, "{file}: report.json differs");
     }
 }
+
+/// A snapshot computes all-pairs reachability once, on the first request, and it is what
+/// `forwarding::all_pairs` gives on the snapshot's dataplane; the report reads the same value.
+#[test]
+fn a_snapshot_computes_all_pairs_reachability_once() {
+    let s = library("mesh-vs-route-reflectors.yaml");
+    let o = run(&s);
+    let snap = &o.last;
+    let first = snap.reachability().expect("forwarding is simulated");
+    let dp = snap.dataplane.as_ref().expect("a dataplane");
+    assert_eq!(*first, podnet::forwarding::all_pairs(dp));
+    assert!(std::ptr::eq(first, snap.reachability().expect("kept")));
+    let report = podnet::report::Report::new(&s, &o, Vec::new());
+    assert_eq!(report.summary.pod_pairs, Some(first.pairs));
+    assert_eq!(report.summary.reachable_pairs, Some(first.reachable));
+}

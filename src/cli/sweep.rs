@@ -174,17 +174,14 @@ fn run_variant(path: &std::path::Path, variant: &[(String, String)]) -> Result<R
         })?;
     let last = &outcome.last;
     let passed = results.iter().filter(|r| r.passed).count();
-    let reach = last
-        .dataplane
-        .as_ref()
-        .map(|dp| crate::forwarding::all_pairs(dp));
+    let reach = last.reachability();
     Ok(Row {
         max_rib_routes: last.nodes.iter().filter_map(|n| n.rib_routes).max(),
         max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),
         bgp_updates: last.bgp.as_ref().map(|b| b.updates),
         convergence_time_us: last.bgp.as_ref().map(|b| b.converged_within_us),
-        reachable_pairs: reach.as_ref().map(|r| r.reachable),
-        pod_pairs: reach.as_ref().map(|r| r.pairs),
+        reachable_pairs: reach.map(|r| r.reachable),
+        pod_pairs: reach.map(|r| r.pairs),
         variant: variant.to_vec(),
         pods: last.pods.len(),
         pods_pending: last.count(PodStatus::Pending),

@@ -26,8 +26,8 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use super::fib::{
     Action, DeviceFib, Encap, FibEntry, Flat4, Origin, PodKey, SharedTable, Stored, Table,
 };
-use crate::ipam::calico::EncapMode;
 use crate::model::hash::FastMap;
+use crate::model::network::EncapMode;
 use crate::model::topology::{DeviceId, DeviceKind, LinkKind, NodeId, RackId, Topology};
 
 /// How a pod is attached to the network.

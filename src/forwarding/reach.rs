@@ -1023,7 +1023,7 @@ mod tests {
     use crate::forwarding::testutil::*;
     use crate::forwarding::walk::{Source, trace};
     use crate::forwarding::{Attachment, Dataplane};
-    use crate::ipam::calico::EncapMode;
+    use crate::model::network::EncapMode;
     use crate::model::topology::{NodeId, Topology};
     use proptest::prelude::*;
 

@@ -6,8 +6,8 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use super::{Attachment, Dataplane, DataplaneBuilder, PodKey};
-use crate::ipam::calico::EncapMode;
 use crate::model::Labels;
+use crate::model::network::EncapMode;
 use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, NodeId, Os, Topology};
 
 /// Zones named a, b, …; `zones[z][r]` nodes in rack `<zone><r>` (subnet 10.<rack>.0.0/24,

@@ -498,7 +498,7 @@ pub(crate) fn forward_check(
 mod tests {
     use super::*;
     use crate::forwarding::testutil::*;
-    use crate::ipam::calico::EncapMode::{Always, CrossSubnet, Never};
+    use crate::model::network::EncapMode::{Always, CrossSubnet, Never};
     use crate::model::topology::{NodeId, Topology};
 
     /// Traces and renders `path | verdict | encapsulation`, e.g.

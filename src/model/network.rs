@@ -3,6 +3,16 @@
 use super::text_enum;
 use super::time::SimDuration;
 
+/// When a Calico IPPool encapsulates traffic between nodes (`ipipMode`, `vxlanMode`): never,
+/// always, or only towards a node on another subnet (`CrossSubnet`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EncapMode {
+    #[default]
+    Never,
+    Always,
+    CrossSubnet,
+}
+
 text_enum! {
     /// Which IPAM and dataplane the pods use.
     pub enum Cni {

@@ -16,7 +16,6 @@ pub mod unreachable;
 
 use serde::Serialize;
 
-use crate::forwarding::all_pairs;
 use crate::model::topology::DeviceKind;
 use crate::model::workload::PodStatus;
 use crate::scenario::Scenario;
@@ -113,14 +112,14 @@ impl Report {
         let mut warnings = scenario.warning_lines();
         warnings.extend(outcome.notes.iter().cloned());
         let passed = expectations.iter().filter(|e| e.passed).count();
-        let reach = last.dataplane.as_ref().map(|dp| all_pairs(dp));
+        let reach = last.reachability();
         let pod_name = |key| {
             last.pods.iter().find(|p| p.key == key).map_or_else(
                 || "?".to_string(),
                 |p| format!("{}/{}", p.namespace, p.name),
             )
         };
-        let unreachable = reach.as_ref().map(|r| {
+        let unreachable = reach.map(|r| {
             r.unreachable
                 .iter()
                 .map(|g| UnreachableGroup {
@@ -156,8 +155,8 @@ impl Report {
                 events: outcome.log.len(),
                 expectations_passed: passed,
                 expectations_failed: expectations.len() - passed,
-                reachable_pairs: reach.as_ref().map(|r| r.reachable),
-                pod_pairs: reach.as_ref().map(|r| r.pairs),
+                reachable_pairs: reach.map(|r| r.reachable),
+                pod_pairs: reach.map(|r| r.pairs),
                 max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),
                 bgp_sessions: last.bgp.as_ref().map(|b| b.sessions.len()),
                 bgp_sessions_established: last.bgp.as_ref().map(|b| b.sessions_established),

@@ -3,9 +3,11 @@
 //! A snapshot is plain data copied out of the world (pods in creation order, pools and
 //! blocks in name/address order, nodes in topology order), so it can be kept while the
 //! simulation goes on and serialized into `report.json` as it is.
+//! All-pairs reachability is computed here, once per snapshot and only when asked for
+//! ([`Snapshot::reachability`]); the report and `podnet sweep` read it, and never compute it.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ipnet::IpNet;
 
@@ -14,7 +16,7 @@ use serde::Serialize;
 use super::World;
 use super::dataplane;
 use crate::bgp::{BgpEngine, SessionState, SpeakerId};
-use crate::forwarding::{Dataplane, PodKey};
+use crate::forwarding::{Dataplane, PodKey, Reachability, all_pairs};
 use crate::model::TextEnum;
 use crate::model::network::Network;
 use crate::model::time::SimDuration;
@@ -146,6 +148,9 @@ pub struct Snapshot {
     /// The forwarding state, when the control plane in use is simulated.
     #[serde(skip)]
     pub dataplane: Option<Arc<Dataplane>>,
+    /// All-pairs reachability of `dataplane`, filled by the first `reachability` call.
+    #[serde(skip)]
+    reach: OnceLock<Reachability>,
     /// Device names by id (nodes and routers), to name hops and next hops.
     #[serde(skip)]
     pub devices: Vec<String>,
@@ -351,9 +356,17 @@ impl Snapshot {
             blocks,
             nodes,
             dataplane: dataplane.map(Arc::new),
+            reach: OnceLock::new(),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
         }
+    }
+
+    /// Reachability between every ordered pair of distinct pods, `None` when forwarding is
+    /// not simulated. Computed on the first call and kept.
+    pub fn reachability(&self) -> Option<&Reachability> {
+        let dp = self.dataplane.as_ref()?;
+        Some(self.reach.get_or_init(|| all_pairs(dp)))
     }
 
     pub fn count(&self, status: PodStatus) -> usize {

@@ -10,14 +10,8 @@ use ipnet::IpNet;
 use crate::model::selector::Selector;
 use crate::model::time::SimDuration;
 
-/// `ipipMode` / `vxlanMode`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum EncapMode {
-    #[default]
-    Never,
-    Always,
-    CrossSubnet,
-}
+/// `ipipMode` / `vxlanMode`: model vocabulary, since forwarding decides encapsulation by it.
+pub use crate::model::network::EncapMode;
 
 /// `allowedUses` entries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
