@@ -741,6 +741,37 @@ mod tests {
     }
 
     #[test]
+    fn a_link_filter_keeps_a_tree_off_the_segments() {
+        let t = two_zones();
+        let spine = t.device_by_name("spine-a-1").unwrap();
+        let routed = t.shortest_path_tree(spine, |l| l.kind != LinkKind::Access);
+        // Over fabric links alone, tor-b0 is spine-a-1 → core → spine-b-1 → tor-b0: two
+        // inter-zone links (1 ms each) and one fabric link (50 µs); spine-b-2 offers the same
+        // cost and loses to spine-b-1 by name.
+        let tor_b0 = t.device_by_name("tor-b0").unwrap();
+        let core = t.device_by_name("core").unwrap();
+        assert_eq!(routed.first_hop(tor_b0), Some(core));
+        assert_eq!(
+            routed.latency(tor_b0),
+            Some(SimDuration::from_micros(1000 + 1000 + 50))
+        );
+        let path = routed.path(tor_b0).unwrap();
+        assert_eq!(
+            names(&t, &path),
+            ["spine-a-1", "core", "spine-b-1", "tor-b0"]
+        );
+        // Nodes are only reached over access links, so the filtered tree never reaches them;
+        // the unfiltered one does, through the ToR.
+        let node = t.device_by_name("a0-n0").unwrap();
+        assert_eq!(routed.latency(node), None);
+        assert_eq!(routed.first_hop(node), None);
+        let all = t.shortest_path_tree(spine, |_| true);
+        assert_eq!(all.latency(node), Some(SimDuration::from_micros(50 + 20)));
+        assert_eq!(all.first_hop(node), t.device_by_name("tor-a0"));
+        assert_eq!(all.first_hop(spine), None);
+    }
+
+    #[test]
     fn devices_and_links_are_counted_as_specified() {
         let t = two_zones();
         // 8 nodes + 4 ToRs + 4 spines + core.
