@@ -31,10 +31,10 @@ pub fn run(args: &RunArgs) -> i32 {
     if !args.quiet {
         match args.format {
             Format::Text => {
-                print!("{}", report.summary_text());
-                println!("wrote {}", out_dir.display());
+                out!("{}", report.summary_text());
+                outln!("wrote {}", out_dir.display());
             }
-            Format::Json => print!("{}", report.to_json()),
+            Format::Json => out!("{}", report.to_json()),
         }
     }
     exit::OK

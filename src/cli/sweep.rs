@@ -88,9 +88,9 @@ pub fn sweep(args: &SweepArgs) -> i32 {
         return exit::INVALID;
     }
     match args.format {
-        SweepFormat::Table => print!("{}", table(&rows)),
-        SweepFormat::Csv => print!("{}", csv(&rows)),
-        SweepFormat::Json => println!(
+        SweepFormat::Table => out!("{}", table(&rows)),
+        SweepFormat::Csv => out!("{}", csv(&rows)),
+        SweepFormat::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&rows).unwrap_or_default()
         ),

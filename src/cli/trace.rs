@@ -55,8 +55,8 @@ pub fn run(args: &TraceArgs) -> i32 {
             return exit::FAILED;
         };
         match args.format {
-            Format::Text => print!("{}", text(snap, &args.from, &args.to, to, &t)),
-            Format::Json => println!(
+            Format::Text => out!("{}", text(snap, &args.from, &args.to, to, &t)),
+            Format::Json => outln!(
                 "{}",
                 serde_json::to_string_pretty(&as_json(snap, to, &t)).unwrap_or_default()
             ),
