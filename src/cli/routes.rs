@@ -55,10 +55,7 @@ pub fn run(args: &RoutesArgs) -> i32 {
                 }
             }
             RouteTableArg::Fib => {
-                let Some(dp) = &snap.dataplane else {
-                    eprintln!("forwarding is not simulated for this scenario");
-                    return exit::INVALID;
-                };
+                let dp = &snap.dataplane;
                 let entries = dp.entries(device);
                 match args.format {
                     Format::Text => {

@@ -48,11 +48,11 @@ fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Res
     let charts = run_charts(report, outcome);
     std::fs::write(
         dir.join("report.md"),
-        markdown::render(report, &charts, report.unreachable.as_deref()),
+        markdown::render(report, &charts, Some(&report.unreachable)),
     )?;
     std::fs::write(
         dir.join("report.html"),
-        html::render(report, &charts, report.unreachable.as_deref()),
+        html::render(report, &charts, Some(&report.unreachable)),
     )?;
     std::fs::write(
         dir.join("topology.dot"),

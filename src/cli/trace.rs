@@ -12,10 +12,7 @@ use crate::sim::Snapshot;
 
 pub fn run(args: &TraceArgs) -> i32 {
     with_state_at(&args.scenario, args.at.as_deref(), |_, world, snap| {
-        let Some(dp) = &snap.dataplane else {
-            eprintln!("forwarding is not simulated for this scenario");
-            return exit::INVALID;
-        };
+        let dp = &snap.dataplane;
         let topo = &world.topology;
         let source = match resolve(snap, topo, &args.from) {
             Some(Endpoint::Pod(key, _)) => Source::Pod(key),
