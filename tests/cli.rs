@@ -411,3 +411,49 @@ fn hostile_files_exit_2_without_panicking() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SPEC §1: a closed stdout (`podnet ... | head -1`) ends every command quietly with exit 0.
+/// The reading end of the pipe is closed before the child has simulated anything, so its
+/// first write meets a broken pipe (without the fix: exit 3, "internal error ... Broken pipe").
+#[test]
+fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
+    use std::process::Stdio;
+    let dir = temp_dir();
+    let out_dir = dir.join("out");
+    let out = out_dir.to_str().unwrap();
+    let junit = dir.join("junit.xml");
+    let junit = junit.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["run", QUICKSTART, "--format", "json", "--out", out],
+        &["run", QUICKSTART, "--out", out],
+        &["check", QUICKSTART, "--junit", junit],
+        &["check", QUICKSTART, "--format", "json"],
+        &["validate", QUICKSTART],
+        &["routes", QUICKSTART, "--node", "a1-w-1"],
+        &["routes", QUICKSTART, "--node", "a1-w-1", "--table", "fib"],
+        &["trace", QUICKSTART, "--from", "web-0", "--to", "web-5"],
+        &["sweep", QUICKSTART, "--set", "seed=1,2", "--jobs", "1"],
+        &["schema"],
+    ];
+    for args in commands {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_podnet"))
+            .args(*args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("RUST_BACKTRACE")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn podnet");
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("wait for podnet");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "podnet {args:?}: {stderr}");
+        assert!(
+            !stderr.contains("internal error") && !stderr.contains("Broken pipe"),
+            "podnet {args:?} was not quiet: {stderr}"
+        );
+    }
+    // The JUnit file is written before anything is printed.
+    assert!(std::fs::read_to_string(junit).is_ok_and(|x| x.contains("<testcase")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

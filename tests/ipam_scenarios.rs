@@ -399,3 +399,139 @@ topology:
         "{err}"
     );
 }
+
+/// When the event log says `subject` got its address (the first `podAddressed` line).
+fn addressed_at(outcome: &Outcome, subject: &str) -> Option<u64> {
+    outcome
+        .log
+        .iter()
+        .find(|e| e.kind == "podAddressed" && e.subject == subject)
+        .map(|e| e.time_us)
+}
+
+/// Two nodes pinned by label, so each workload lands where the test says.
+const PINNED: &str = "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/24
+      nodes:
+      - {name: w-1, maxPods: 40, labels: {role: a}}
+      - {name: w-2, maxPods: 5, labels: {role: b}}
+";
+
+/// SPEC §2.4 and REFERENCE §1.4 (v3.33): a released address waits `ipCooldownSeconds`
+/// before reuse, and the Pending pod must get it the moment the cooldown ends.
+/// The /30 pool has 4 addresses (no tunnel addresses: ipipMode Never); a-0..a-3 take them at
+/// 0..30 ms, b-0 (created at 40 ms) is Pending. At 60 s two of a's pods are deleted: their
+/// addresses cool until 60 s + 60 s = 120 s and are free strictly after (Calico frees those
+/// released before now − cooldown). So b-0 is addressed at 120 s + 1 ns = 120 000 000 µs
+/// in events.jsonl; before the fix nothing happened then and b-0 stayed Pending forever.
+#[test]
+fn a_pending_pod_gets_an_address_the_moment_the_release_cooldown_ends() {
+    let yaml = format!(
+        "{ONE_RACK}
+profile: {{calico: v3.33}}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {{name: tiny}}
+  spec: {{cidr: 10.244.0.0/30, blockSize: 30, ipipMode: Never}}
+- apiVersion: projectcalico.org/v3
+  kind: IPAMConfiguration
+  metadata: {{name: default}}
+  spec: {{ipCooldownSeconds: 60}}
+workloads:
+- {{name: a, replicas: 4}}
+- {{name: b, replicas: 1}}
+events:
+- {{at: 1m, scale: {{workload: a, replicas: 2}}}}
+expect:
+- pods: {{of: {{workload: b}}, pending: 1}}
+  at: 1m
+- pods: {{of: {{workload: b}}, pending: 1}}
+  at: 2m
+- pods: {{of: {{workload: b}}, running: 1}}
+"
+    );
+    holds(&yaml);
+    let (_, outcome) = run(&yaml);
+    assert_eq!(addressed_at(&outcome, "default/b-0"), Some(120_000_000));
+}
+
+/// REFERENCE §1.5: kube-controllers releases an affine block found empty on two checks 15
+/// minutes apart (never a node's last block). The /27 pool has two /28 blocks (16 addresses
+/// each, no tunnel addresses); a's 17 pods on w-1 fill the first block and take one address of
+/// the second; w-2's pod b-0 (strictAffinity: no borrowing) is Pending. At 1 m a-16, the only
+/// pod of the second block, is deleted: the block is empty, checked at 1 m and again 15 min
+/// later (podnet checks at 1 m + 15 min + 1 ns, strictly more than 15 min), when w-1 loses
+/// its affinity. b-0 must claim it then: 16 min + 1 ns = 960 000 000 µs in events.jsonl.
+#[test]
+fn a_pending_pod_gets_the_block_garbage_collection_releases_when_it_does() {
+    let yaml = format!(
+        "{PINNED}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {{name: p}}
+  spec: {{cidr: 10.244.0.0/27, blockSize: 28, ipipMode: Never}}
+- apiVersion: projectcalico.org/v3
+  kind: IPAMConfiguration
+  metadata: {{name: default}}
+  spec: {{strictAffinity: true}}
+workloads:
+- {{name: a, replicas: 17, nodeSelector: {{role: a}}}}
+- {{name: b, replicas: 1, nodeSelector: {{role: b}}}}
+events:
+- {{at: 1m, scale: {{workload: a, replicas: 16}}}}
+expect:
+- pods: {{of: {{workload: b}}, pending: 1}}
+  at: 16m
+- pods: {{of: {{workload: b}}, running: 1}}
+- node: {{name: w-2, blocks: 1}}
+- node: {{name: w-1, blocks: 1}}
+"
+    );
+    holds(&yaml);
+    let (_, outcome) = run(&yaml);
+    assert_eq!(addressed_at(&outcome, "default/b-0"), Some(960_000_000));
+}
+
+/// REFERENCE §1.5 (v3.32+): a node with no free block may take over another node's block that
+/// has been empty for at least one minute since it was claimed. The /28 pool is one block;
+/// a-0 (created at 0) claims it for w-1 at 0 s; b-0 on w-2 (10 ms) is Pending. a is scaled to
+/// 0 at 10 s: the block is empty but only 10 s old, so the retry then fails; it may be
+/// reclaimed from 0 s + 60 s on, and b-0 must get it at exactly 60 000 000 µs.
+#[test]
+fn a_pending_pod_reclaims_an_empty_block_the_moment_it_is_old_enough() {
+    let yaml = format!(
+        "{PINNED}
+profile: {{calico: v3.32}}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {{name: p}}
+  spec: {{cidr: 10.244.0.0/28, blockSize: 28, ipipMode: Never}}
+- apiVersion: projectcalico.org/v3
+  kind: IPAMConfiguration
+  metadata: {{name: default}}
+  spec: {{strictAffinity: true}}
+workloads:
+- {{name: a, replicas: 1, nodeSelector: {{role: a}}}}
+- {{name: b, replicas: 1, nodeSelector: {{role: b}}}}
+events:
+- {{at: 10s, scale: {{workload: a, replicas: 0}}}}
+expect:
+- pods: {{of: {{workload: b}}, pending: 1}}
+  at: 59s
+- pods: {{of: {{workload: b}}, running: 1}}
+- node: {{name: w-2, blocks: 1}}
+"
+    );
+    holds(&yaml);
+    let (_, outcome) = run(&yaml);
+    assert_eq!(addressed_at(&outcome, "default/b-0"), Some(60_000_000));
+}

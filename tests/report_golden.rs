@@ -43,8 +43,8 @@ fn render(file: &Path) -> Rendered {
     let report = Report::new(&s, &outcome, results);
     let charts = podnet::report::run_charts(&report, &outcome);
     Rendered {
-        md: markdown::render(&report, &charts, report.unreachable.as_deref()),
-        html: html::render(&report, &charts, report.unreachable.as_deref()),
+        md: markdown::render(&report, &charts, Some(&report.unreachable)),
+        html: html::render(&report, &charts, Some(&report.unreachable)),
         events: events_jsonl(&outcome.log),
         dot: dot::render(&outcome.world.topology, &report.session_edges()),
         charts,
@@ -167,8 +167,8 @@ fn empty_report() -> Report {
             events: 0,
             expectations_passed: 0,
             expectations_failed: 0,
-            reachable_pairs: None,
-            pod_pairs: None,
+            reachable_pairs: 0,
+            pod_pairs: 0,
             max_fib_routes: None,
             bgp_sessions: None,
             bgp_sessions_established: None,
@@ -189,7 +189,7 @@ fn empty_report() -> Report {
         nodes: Vec::new(),
         pods: Vec::new(),
         bgp: None,
-        unreachable: None,
+        unreachable: Vec::new(),
         expectations: Vec::new(),
         warnings: Vec::new(),
     }

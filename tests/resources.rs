@@ -374,6 +374,84 @@ fn an_invented_kind_is_an_error() {
     );
 }
 
+/// Issue #12: kubectl refuses `apps/v1` `Deploymnet` (the group serves no such kind); podnet
+/// used to warn and drop the workload. The core group and `apps/v1` are groups podnet models,
+/// so a kind they do not serve is an error with the nearest real kind, and a kind in the
+/// other of the two groups is named; a real kind podnet does not model (ConfigMap, Secret,
+/// ReplicaSet) is accepted with one warning per kind, at its `kind` line.
+#[test]
+fn a_misspelled_core_or_apps_kind_is_an_error_and_a_real_one_a_warning() {
+    let typos = "\
+- apiVersion: apps/v1
+  kind: Deploymnet
+  metadata: {name: web}
+- apiVersion: v1
+  kind: ConfigMapp
+  metadata: {name: c}
+- apiVersion: v1
+  kind: StatefulSet
+  metadata: {name: db}
+";
+    assert_eq!(
+        calico(typos),
+        vec![
+            error(
+                1,
+                9,
+                "resources[0].kind",
+                "`apps/v1` has no kind `Deploymnet`; did you mean `Deployment`?"
+            ),
+            error(
+                4,
+                9,
+                "resources[1].kind",
+                "`v1` has no kind `ConfigMapp`; did you mean `ConfigMap`?"
+            ),
+            error(
+                7,
+                9,
+                "resources[2].kind",
+                "`v1` has no kind `StatefulSet`; `StatefulSet` is served by `apps/v1`, not by `v1`"
+            ),
+        ]
+    );
+    let real = "\
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: c}
+  data: {a: b}
+- apiVersion: v1
+  kind: Secret
+  metadata: {name: s}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: d}
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata: {name: r}
+";
+    let s = loaded("{cni: calico}", real);
+    let once = |line, kind: &str, i| {
+        warning(
+            line,
+            9,
+            &format!("resources[{i}].kind"),
+            &format!(
+                "podnet does not model `{kind}` resources; accepted and ignored (reported once for every `{kind}`)"
+            ),
+        )
+    };
+    assert_eq!(
+        s.warnings.iter().map(seen).collect::<Vec<_>>(),
+        vec![
+            once(1, "ConfigMap", 0),
+            once(5, "Secret", 1),
+            once(11, "ReplicaSet", 3)
+        ]
+    );
+    assert_eq!(s.specs, vec![Some(ResourceSpec::Ignored); 4]);
+}
+
 #[test]
 fn another_api_group_is_ignored_with_a_warning() {
     let resources = "\

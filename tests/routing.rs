@@ -69,7 +69,7 @@ fn pod(snap: &Snapshot, reference: &str) -> (PodKey, IpAddr) {
 
 /// Traces a packet from pod `from` to pod `to` on the snapshot's dataplane.
 fn trace_pods(snap: &Snapshot, from: &str, to: &str) -> Trace {
-    let dp = snap.dataplane.as_ref().expect("forwarding is simulated");
+    let dp = &snap.dataplane;
     let (key, _) = pod(snap, from);
     let (_, ip) = pod(snap, to);
     trace(dp, Source::Pod(key), ip).expect("the source is in the dataplane")
@@ -346,7 +346,7 @@ fn unallocated_for_an_address_no_pod_holds() {
     let s = library("mesh-vs-route-reflectors.yaml");
     let o = run(&s);
     let snap = &o.last;
-    let dp = snap.dataplane.as_ref().expect("dataplane");
+    let dp = &snap.dataplane;
     let (key, _) = pod(snap, "web-r1-n-1");
     // r2-n-3 holds 10.244.42.24/29 (full: its tunnel address and 7 pods) and
     // 10.244.42.32/29 (2 pods, .32 and .33): .39 is free.
@@ -570,11 +570,111 @@ fn a_snapshot_computes_all_pairs_reachability_once() {
     let s = library("mesh-vs-route-reflectors.yaml");
     let o = run(&s);
     let snap = &o.last;
-    let first = snap.reachability().expect("forwarding is simulated");
-    let dp = snap.dataplane.as_ref().expect("a dataplane");
-    assert_eq!(*first, podnet::forwarding::all_pairs(dp));
-    assert!(std::ptr::eq(first, snap.reachability().expect("kept")));
+    let first = snap.reachability();
+    assert_eq!(*first, podnet::forwarding::all_pairs(&snap.dataplane));
+    assert!(std::ptr::eq(first, snap.reachability()));
     let report = podnet::report::Report::new(&s, &o, Vec::new());
-    assert_eq!(report.summary.pod_pairs, Some(first.pairs));
-    assert_eq!(report.summary.reachable_pairs, Some(first.reachable));
+    assert_eq!(report.summary.pod_pairs, first.pairs);
+    assert_eq!(report.summary.reachable_pairs, first.reachable);
+}
+
+/// Issue #12 item 5: a pool overlapping a rack subnet is accepted (Calico accepts it) with a
+/// warning naming both, and a pod given a node's or the gateway's address is not delivered,
+/// either way, with `duplicate-address` at the source's node (ARCHITECTURE.md, choices).
+///
+/// The /29 pool is one block, 10.9.0.0–.7 (ipipMode Never: no tunnel addresses); the first
+/// pod's node claims it and the other borrows from it, so web-0..web-3 get .0, .1, .2, .3 in
+/// creation order. .1 is the gateway (the ToR), .2 is w-1: web-1 and web-2 hold duplicate
+/// addresses. Of the 12 ordered pairs, only web-0 <-> web-3 (2 pairs) avoid them.
+#[test]
+fn a_pod_holding_a_node_or_gateway_address_is_not_delivered() {
+    use podnet::forwarding::all_pairs;
+    let s = inline(
+        "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r
+      subnet: 10.9.0.0/24
+      gateway: 10.9.0.1
+      nodes:
+      - {name: w-1, ip: 10.9.0.2}
+      - {name: w-2, ip: 10.9.0.20}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {name: overlapping}
+  spec: {cidr: 10.9.0.0/29, blockSize: 29, ipipMode: Never}
+workloads:
+- {name: web, replicas: 4}
+expect:
+- pod: {name: web-1, ip: 10.9.0.1}
+- pod: {name: web-2, ip: 10.9.0.2}
+- unreachable: {from: web-1, to: web-0, reason: duplicate-address}
+- unreachable: {from: web-0, to: web-2, reason: duplicate-address}
+- reachable: {from: web-0, to: web-3}
+- reachable: {from: web-3, to: web-0}
+",
+    );
+    let warnings = s.warning_lines();
+    assert!(
+        warnings.iter().any(
+            |w| w.starts_with("inline.yaml:17:16: resources[0].spec.cidr")
+                && w.contains(
+                    "IPPool `overlapping` 10.9.0.0/29 overlaps rack `r` subnet 10.9.0.0/24"
+                )
+                && w.contains("gateway 10.9.0.1")
+        ),
+        "{warnings:?}"
+    );
+    let o = run(&s);
+    assert_expectations_hold(&s, &o);
+    let snap = &o.last;
+    let dp = &snap.dataplane;
+    // To w-1's address, which web-2 also holds: stopped where it starts.
+    let (web0, _) = pod(snap, "web-0");
+    let t = trace(dp, Source::Pod(web0), "10.9.0.2".parse().unwrap()).expect("trace");
+    let web0_node = snap
+        .pods
+        .iter()
+        .find(|p| p.name == "web-0")
+        .and_then(|p| p.node.clone())
+        .expect("web-0 is placed");
+    assert_stopped(snap, &t, Reason::DuplicateAddress, &web0_node);
+    // All pairs: exactly what tracing every pair gives (same groups, counts, examples).
+    let r = all_pairs(dp);
+    assert_eq!((r.pairs, r.reachable), (12, 2));
+    let mut traced: std::collections::BTreeMap<(Reason, DeviceId), (u64, (PodKey, PodKey))> =
+        std::collections::BTreeMap::new();
+    let mut delivered = 0;
+    for a in &snap.pods {
+        for b in &snap.pods {
+            if a.key == b.key {
+                continue;
+            }
+            let ip: IpAddr = b.ip.as_deref().expect("addressed").parse().unwrap();
+            match trace(dp, Source::Pod(a.key), ip).expect("trace").verdict {
+                Verdict::Delivered => delivered += 1,
+                Verdict::Dropped { reason, at } => {
+                    let g = traced.entry((reason, at)).or_insert((0, (a.key, b.key)));
+                    g.0 += 1;
+                    g.1 = g.1.min((a.key, b.key));
+                }
+            }
+        }
+    }
+    assert_eq!(delivered, r.reachable);
+    let groups: Vec<_> = r
+        .unreachable
+        .iter()
+        .map(|g| ((g.reason, g.stopped_at), (g.count, g.example)))
+        .collect();
+    assert_eq!(groups, traced.into_iter().collect::<Vec<_>>());
+    assert!(
+        r.unreachable
+            .iter()
+            .all(|g| g.reason == Reason::DuplicateAddress)
+    );
 }

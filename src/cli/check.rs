@@ -49,45 +49,7 @@ pub fn check(args: &CheckArgs) -> i32 {
         .map(|(_, _, r)| r.iter().filter(|x| x.passed).count())
         .sum();
     let total: usize = runs.iter().map(|(_, _, r)| r.len()).sum();
-    match args.format {
-        Format::Text => {
-            for (name, file, results) in &runs {
-                if args.scenarios.len() > 1 {
-                    println!("{name} ({file})");
-                }
-                for r in results {
-                    if r.passed {
-                        println!("PASS {}: {}", r.name, r.actual);
-                    } else {
-                        println!("FAIL {}: expected {}, got {}", r.name, r.expected, r.actual);
-                    }
-                }
-            }
-            if invalid > 0 {
-                println!(
-                    "{passed} passed, {} failed, {invalid} scenario file{} invalid",
-                    total - passed,
-                    if invalid == 1 { "" } else { "s" }
-                );
-            } else {
-                println!("{passed} passed, {} failed", total - passed);
-            }
-        }
-        Format::Json => {
-            let value = serde_json::json!({
-                "scenarios": runs.iter().map(|(name, file, results)| serde_json::json!({
-                    "scenario": name, "file": file, "expectations": results,
-                })).collect::<Vec<_>>(),
-                "passed": passed,
-                "failed": total - passed,
-                "invalidFiles": invalid,
-            });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&value).unwrap_or_default()
-            );
-        }
-    }
+    // The JUnit file first: a closed stdout ends the process at the first line printed.
     if let Some(junit_path) = &args.junit {
         let suites: Vec<Suite> = runs
             .iter()
@@ -99,7 +61,46 @@ pub fn check(args: &CheckArgs) -> i32 {
             .collect();
         if let Err(e) = std::fs::write(junit_path, junit::render(&suites)) {
             eprintln!("cannot write {}: {e}", junit_path.display());
-            return exit::INVALID;
+            code = exit::INVALID;
+        }
+    }
+    match args.format {
+        Format::Text => {
+            for (name, file, results) in &runs {
+                if args.scenarios.len() > 1 {
+                    outln!("{name} ({file})");
+                }
+                for r in results {
+                    if r.passed {
+                        outln!("PASS {}: {}", r.name, r.actual);
+                    } else {
+                        outln!("FAIL {}: expected {}, got {}", r.name, r.expected, r.actual);
+                    }
+                }
+            }
+            if invalid > 0 {
+                outln!(
+                    "{passed} passed, {} failed, {invalid} scenario file{} invalid",
+                    total - passed,
+                    if invalid == 1 { "" } else { "s" }
+                );
+            } else {
+                outln!("{passed} passed, {} failed", total - passed);
+            }
+        }
+        Format::Json => {
+            let value = serde_json::json!({
+                "scenarios": runs.iter().map(|(name, file, results)| serde_json::json!({
+                    "scenario": name, "file": file, "expectations": results,
+                })).collect::<Vec<_>>(),
+                "passed": passed,
+                "failed": total - passed,
+                "invalidFiles": invalid,
+            });
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
         }
     }
     code

@@ -2,6 +2,13 @@
 //!
 //! This is the only layer that touches files, stdout, stderr and exit codes. Each subcommand
 //! lives in its own file and returns an [`ExitCode`]-like number; `main` just exits with it.
+//! Commands write stdout only through `out!`/`outln!` (`output.rs`), so that a closed stdout
+//! ends quietly with exit 0 (SPEC §1).
+
+#![deny(clippy::print_stdout)]
+
+#[macro_use]
+mod output;
 
 mod check;
 mod common;

@@ -38,27 +38,24 @@ pub fn run(args: &RoutesArgs) -> i32 {
                 let rib = bgp.loc_rib(device);
                 match args.format {
                     Format::Text => {
-                        println!(
+                        outln!(
                             "Table master of {} at {}us ({} prefixes):",
                             args.node,
                             snap.time_us,
                             rib.len()
                         );
                         for entry in &rib {
-                            print!("{}", rib_text(entry, &name));
+                            out!("{}", rib_text(entry, &name));
                         }
                     }
                     Format::Json => {
                         let v: Vec<_> = rib.iter().map(|e| rib_json(e, &name)).collect();
-                        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
                     }
                 }
             }
             RouteTableArg::Fib => {
-                let Some(dp) = &snap.dataplane else {
-                    eprintln!("forwarding is not simulated for this scenario");
-                    return exit::INVALID;
-                };
+                let dp = &snap.dataplane;
                 let entries = dp.entries(device);
                 match args.format {
                     Format::Text => {
@@ -73,12 +70,12 @@ pub fn run(args: &RoutesArgs) -> i32 {
                             };
                             let text = entry_text(snap, e);
                             if e.prefix.prefix_len() == 0 {
-                                println!(
+                                outln!(
                                     "default {}{proto}",
                                     text.trim_start_matches(&e.prefix.to_string()).trim()
                                 );
                             } else {
-                                println!("{text}{proto}");
+                                outln!("{text}{proto}");
                             }
                         }
                     }
@@ -87,7 +84,7 @@ pub fn run(args: &RoutesArgs) -> i32 {
                             .iter()
                             .map(|e| json!({"prefix": e.prefix.to_string(), "route": entry_text(snap, e), "origin": format!("{:?}", e.origin)}))
                             .collect();
-                        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                        outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
                     }
                 }
             }

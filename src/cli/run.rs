@@ -31,10 +31,10 @@ pub fn run(args: &RunArgs) -> i32 {
     if !args.quiet {
         match args.format {
             Format::Text => {
-                print!("{}", report.summary_text());
-                println!("wrote {}", out_dir.display());
+                out!("{}", report.summary_text());
+                outln!("wrote {}", out_dir.display());
             }
-            Format::Json => print!("{}", report.to_json()),
+            Format::Json => out!("{}", report.to_json()),
         }
     }
     exit::OK
@@ -48,11 +48,11 @@ fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Res
     let charts = run_charts(report, outcome);
     std::fs::write(
         dir.join("report.md"),
-        markdown::render(report, &charts, report.unreachable.as_deref()),
+        markdown::render(report, &charts, Some(&report.unreachable)),
     )?;
     std::fs::write(
         dir.join("report.html"),
-        html::render(report, &charts, report.unreachable.as_deref()),
+        html::render(report, &charts, Some(&report.unreachable)),
     )?;
     std::fs::write(
         dir.join("topology.dot"),

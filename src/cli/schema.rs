@@ -6,7 +6,7 @@ pub fn schema() -> i32 {
     let schema = crate::scenario::raw::scenario_schema();
     match serde_json::to_string_pretty(&schema) {
         Ok(text) => {
-            println!("{text}");
+            outln!("{text}");
             exit::OK
         }
         Err(e) => {

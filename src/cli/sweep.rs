@@ -32,8 +32,8 @@ pub struct Row {
     pub max_fib_routes: Option<usize>,
     pub bgp_updates: Option<u64>,
     pub convergence_time_us: Option<u64>,
-    pub reachable_pairs: Option<u64>,
-    pub pod_pairs: Option<u64>,
+    pub reachable_pairs: u64,
+    pub pod_pairs: u64,
     pub expectations_passed: usize,
     pub expectations_failed: usize,
     pub expectations: Vec<ExpectationResult>,
@@ -88,9 +88,9 @@ pub fn sweep(args: &SweepArgs) -> i32 {
         return exit::INVALID;
     }
     match args.format {
-        SweepFormat::Table => print!("{}", table(&rows)),
-        SweepFormat::Csv => print!("{}", csv(&rows)),
-        SweepFormat::Json => println!(
+        SweepFormat::Table => out!("{}", table(&rows)),
+        SweepFormat::Csv => out!("{}", csv(&rows)),
+        SweepFormat::Json => outln!(
             "{}",
             serde_json::to_string_pretty(&rows).unwrap_or_default()
         ),
@@ -177,11 +177,11 @@ fn run_variant(path: &std::path::Path, variant: &[(String, String)]) -> Result<R
     let reach = last.reachability();
     Ok(Row {
         max_rib_routes: last.nodes.iter().filter_map(|n| n.rib_routes).max(),
-        max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),
+        max_fib_routes: last.nodes.iter().map(|n| n.fib_routes).max(),
         bgp_updates: last.bgp.as_ref().map(|b| b.updates),
         convergence_time_us: last.bgp.as_ref().map(|b| b.converged_within_us),
-        reachable_pairs: reach.map(|r| r.reachable),
-        pod_pairs: reach.map(|r| r.pairs),
+        reachable_pairs: reach.reachable,
+        pod_pairs: reach.pairs,
         variant: variant.to_vec(),
         pods: last.pods.len(),
         pods_pending: last.count(PodStatus::Pending),
@@ -230,8 +230,8 @@ fn cells(r: &Row) -> [String; 13] {
         opt(r.max_fib_routes.map(|v| v.to_string())),
         opt(r.bgp_updates.map(|v| v.to_string())),
         opt(r.convergence_time_us.map(|v| v.to_string())),
-        opt(r.reachable_pairs.map(|v| v.to_string())),
-        opt(r.pod_pairs.map(|v| v.to_string())),
+        r.reachable_pairs.to_string(),
+        r.pod_pairs.to_string(),
         r.expectations_passed.to_string(),
         r.expectations_failed.to_string(),
     ]

@@ -12,10 +12,7 @@ use crate::sim::Snapshot;
 
 pub fn run(args: &TraceArgs) -> i32 {
     with_state_at(&args.scenario, args.at.as_deref(), |_, world, snap| {
-        let Some(dp) = &snap.dataplane else {
-            eprintln!("forwarding is not simulated for this scenario");
-            return exit::INVALID;
-        };
+        let dp = &snap.dataplane;
         let topo = &world.topology;
         let source = match resolve(snap, topo, &args.from) {
             Some(Endpoint::Pod(key, _)) => Source::Pod(key),
@@ -55,8 +52,8 @@ pub fn run(args: &TraceArgs) -> i32 {
             return exit::FAILED;
         };
         match args.format {
-            Format::Text => print!("{}", text(snap, &args.from, &args.to, to, &t)),
-            Format::Json => println!(
+            Format::Text => out!("{}", text(snap, &args.from, &args.to, to, &t)),
+            Format::Json => outln!(
                 "{}",
                 serde_json::to_string_pretty(&as_json(snap, to, &t)).unwrap_or_default()
             ),

@@ -11,7 +11,7 @@ pub fn validate(args: &ValidateArgs) -> i32 {
                 for line in s.warning_lines() {
                     eprintln!("{line}");
                 }
-                println!(
+                outln!(
                     "{}: valid ({} nodes, {} workloads, {} resources, {} events, {} expectations)",
                     path.display(),
                     s.topology.nodes.len(),
@@ -22,9 +22,9 @@ pub fn validate(args: &ValidateArgs) -> i32 {
                 );
             }
             Err(diags) => {
-                print!("{diags}");
+                out!("{diags}");
                 let errors = diags.errors().count();
-                println!(
+                outln!(
                     "{}: {errors} error{}",
                     path.display(),
                     if errors == 1 { "" } else { "s" }

@@ -202,6 +202,13 @@ impl Dataplane {
         self.device_by_address.get(&ip).copied()
     }
 
+    /// Whether a pod's address is also a node's, a router's or a rack gateway's address: a
+    /// pool overlapping a rack subnet can hand those out, and then two hosts claim it.
+    pub fn is_duplicate(&self, pod: &PodInfo) -> bool {
+        self.device_by_address.contains_key(&pod.ip)
+            || self.racks.iter().any(|r| r.gateway == pod.ip)
+    }
+
     pub(crate) fn lookup_with(
         &self,
         device: DeviceId,

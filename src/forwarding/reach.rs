@@ -157,6 +157,9 @@ pub fn all_pairs(dp: &Dataplane) -> Reachability {
 pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachability {
     let from = known(dp, from);
     let to = known(dp, to);
+    if from.iter().chain(&to).any(|p| dp.is_duplicate(p)) {
+        return with_duplicates(dp, &from, &to);
+    }
     let atoms = Atoms::new(dp);
 
     let mut sources: BTreeMap<SrcClass, Vec<PodKey>> = BTreeMap::new();
@@ -242,25 +245,47 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
         tally.merge(t);
     }
 
-    let unreachable = tally
-        .groups
-        .into_iter()
-        .filter(|(_, (count, _))| *count > 0)
-        .map(
-            |((reason, stopped_at), (count, example))| UnreachableGroup {
-                reason,
-                stopped_at,
-                count,
-                example,
-            },
-        )
-        .collect();
-    let pairs = (from.len() as u64) * (to.len() as u64) - self_total;
-    Reachability {
-        pairs,
-        reachable: tally.reachable,
-        unreachable,
+    tally.into_reachability((from.len() as u64) * (to.len() as u64) - self_total)
+}
+
+/// Reachability when some pods hold a node's or router's address. `trace`'s first check
+/// stops every pair with such a pod at the source's node (`duplicate-address`), before any
+/// walk; so those pairs are counted here, and the others by the walks of [`reachability`].
+fn with_duplicates(dp: &Dataplane, from: &[&PodInfo], to: &[&PodInfo]) -> Reachability {
+    let clean = |set: &[&PodInfo]| -> Vec<PodKey> {
+        set.iter()
+            .filter(|p| !dp.is_duplicate(p))
+            .map(|p| p.key)
+            .collect()
+    };
+    let rest = reachability(dp, &clean(from), &clean(to));
+    let mut tally = Tally {
+        reachable: rest.reachable,
+        groups: BTreeMap::new(),
+    };
+    for g in &rest.unreachable {
+        tally.add(g.reason, g.stopped_at, g.count, g.example);
     }
+    let mut pairs = rest.pairs;
+    let dup_to: Vec<PodKey> = to
+        .iter()
+        .filter(|p| dp.is_duplicate(p))
+        .map(|p| p.key)
+        .collect();
+    for s in from {
+        // `to` is sorted by key: the smallest destination other than the source itself.
+        let (targets, example) = if dp.is_duplicate(s) {
+            let others = to.iter().filter(|t| t.key != s.key);
+            (others.clone().count() as u64, others.map(|t| t.key).next())
+        } else {
+            (dup_to.len() as u64, dup_to.first().copied())
+        };
+        if let Some(t) = example {
+            tally.add(Reason::DuplicateAddress, s.device, targets, (s.key, t));
+            pairs += targets;
+        }
+    }
+    tally.into_reachability(pairs)
 }
 
 /// The destination pods of one class.
@@ -404,6 +429,28 @@ impl Tally {
         let g = self.groups.entry((reason, at)).or_insert((0, example));
         g.0 += count;
         g.1 = g.1.min(example);
+    }
+
+    /// The result, with `pairs` ordered pairs considered in all.
+    fn into_reachability(self, pairs: u64) -> Reachability {
+        let unreachable = self
+            .groups
+            .into_iter()
+            .filter(|(_, (count, _))| *count > 0)
+            .map(
+                |((reason, stopped_at), (count, example))| UnreachableGroup {
+                    reason,
+                    stopped_at,
+                    count,
+                    example,
+                },
+            )
+            .collect();
+        Reachability {
+            pairs,
+            reachable: self.reachable,
+            unreachable,
+        }
     }
 
     fn merge(&mut self, other: Tally) {

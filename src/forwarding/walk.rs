@@ -44,6 +44,10 @@ pub enum Reason {
     WrongSubnet,
     /// The destination address belongs to no pod and no device.
     Unallocated,
+    /// The source or destination pod's address is also a node's or router's address (a pool
+    /// overlapping a rack subnet handed it out): two hosts claim it, so neither direction is
+    /// delivered (ARCHITECTURE.md, choices).
+    DuplicateAddress,
 }
 
 impl Reason {
@@ -57,10 +61,11 @@ impl Reason {
             Reason::LinkDown => "link-down",
             Reason::WrongSubnet => "wrong-subnet",
             Reason::Unallocated => "unallocated",
+            Reason::DuplicateAddress => "duplicate-address",
         }
     }
 
-    pub const ALL: [Reason; 7] = [
+    pub const ALL: [Reason; 8] = [
         Reason::NoRoute,
         Reason::Blackhole,
         Reason::Loop,
@@ -68,6 +73,7 @@ impl Reason {
         Reason::LinkDown,
         Reason::WrongSubnet,
         Reason::Unallocated,
+        Reason::DuplicateAddress,
     ];
 }
 
@@ -353,18 +359,28 @@ pub(crate) fn pod_table_step(dp: &Dataplane, pod: &PodInfo, dst: IpAddr, class: 
     }
 }
 
-/// Checks made before the walk, in order: the source's and the destination's segment, and
-/// whether the destination exists. `Some` stops the packet.
+/// Checks made before the walk, in order: whether the source or the destination pod holds a
+/// node's or router's address (`duplicate-address`, at the source: all-pairs reachability
+/// settles those pairs the same way before its walks), the source's and the destination's
+/// segment, and whether the destination exists. `Some` stops the packet.
 pub(crate) fn precheck(
     dp: &Dataplane,
     start: DeviceId,
     src_pod: Option<&PodInfo>,
     dst: IpAddr,
 ) -> Option<(Reason, DeviceId)> {
+    let dst_pod = dp.pod_by_ip(dst);
+    if src_pod
+        .into_iter()
+        .chain(dst_pod)
+        .any(|p| dp.is_duplicate(p))
+    {
+        return Some((Reason::DuplicateAddress, start));
+    }
     if src_pod.is_some_and(|p| p.wrong_subnet) {
         return Some((Reason::WrongSubnet, start));
     }
-    match dp.pod_by_ip(dst) {
+    match dst_pod {
         Some(p) if p.wrong_subnet => Some((Reason::WrongSubnet, p.device)),
         Some(_) => None,
         None if dp.device_by_address(dst).is_some() => None,

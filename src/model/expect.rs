@@ -104,6 +104,7 @@ text_enum! {
         LinkDown = "link-down",
         WrongSubnet = "wrong-subnet",
         Unallocated = "unallocated",
+        DuplicateAddress = "duplicate-address",
     }
 }
 

@@ -646,7 +646,7 @@ mod tests {
             blocks: Vec::new(),
             borrowed_ips: 0,
             rib_routes: None,
-            fib_routes: None,
+            fib_routes: 0,
             updates_sent: None,
             updates_received: None,
         }

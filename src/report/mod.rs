@@ -41,10 +41,8 @@ pub struct Report {
     /// BGP sessions, when anything speaks BGP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bgp: Option<BgpSection>,
-    /// Unreachable ordered pod pairs grouped by (reason, where they stopped); absent when
-    /// forwarding is not simulated for this scenario.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unreachable: Option<Vec<UnreachableGroup>>,
+    /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
+    pub unreachable: Vec<UnreachableGroup>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
@@ -68,12 +66,10 @@ pub struct Summary {
     pub events: usize,
     pub expectations_passed: usize,
     pub expectations_failed: usize,
-    /// Ordered pairs of distinct pods with an address that deliver (when forwarding is
-    /// simulated), and all such pairs: n(n−1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reachable_pairs: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pod_pairs: Option<u64>,
+    /// Ordered pairs of distinct pods with an address that deliver, and all such pairs:
+    /// n(n−1).
+    pub reachable_pairs: u64,
+    pub pod_pairs: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_fib_routes: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -119,24 +115,23 @@ impl Report {
                 |p| format!("{}/{}", p.namespace, p.name),
             )
         };
-        let unreachable = reach.map(|r| {
-            r.unreachable
-                .iter()
-                .map(|g| UnreachableGroup {
-                    reason: g.reason.as_str().to_string(),
-                    stopped_at: last
-                        .devices
-                        .get(g.stopped_at.index())
-                        .cloned()
-                        .unwrap_or_default(),
-                    count: g.count,
-                    example: PairExample {
-                        from: pod_name(g.example.0),
-                        to: pod_name(g.example.1),
-                    },
-                })
-                .collect()
-        });
+        let unreachable = reach
+            .unreachable
+            .iter()
+            .map(|g| UnreachableGroup {
+                reason: g.reason.as_str().to_string(),
+                stopped_at: last
+                    .devices
+                    .get(g.stopped_at.index())
+                    .cloned()
+                    .unwrap_or_default(),
+                count: g.count,
+                example: PairExample {
+                    from: pod_name(g.example.0),
+                    to: pod_name(g.example.1),
+                },
+            })
+            .collect();
         Report {
             podnet: env!("CARGO_PKG_VERSION"),
             scenario: scenario.name.clone(),
@@ -155,9 +150,9 @@ impl Report {
                 events: outcome.log.len(),
                 expectations_passed: passed,
                 expectations_failed: expectations.len() - passed,
-                reachable_pairs: reach.map(|r| r.reachable),
-                pod_pairs: reach.map(|r| r.pairs),
-                max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),
+                reachable_pairs: reach.reachable,
+                pod_pairs: reach.pairs,
+                max_fib_routes: last.nodes.iter().map(|n| n.fib_routes).max(),
                 bgp_sessions: last.bgp.as_ref().map(|b| b.sessions.len()),
                 bgp_sessions_established: last.bgp.as_ref().map(|b| b.sessions_established),
                 bgp_updates: last.bgp.as_ref().map(|b| b.updates),
@@ -222,22 +217,24 @@ impl Report {
             s.blocks,
             s.borrowed_ips
         );
-        if let (Some(reachable), Some(pairs)) = (s.reachable_pairs, s.pod_pairs) {
+        out.push_str(&format!(
+            "  reachability: {} of {} pod pairs delivered\n",
+            s.reachable_pairs, s.pod_pairs
+        ));
+        for u in &self.unreachable {
             out.push_str(&format!(
-                "  reachability: {reachable} of {pairs} pod pairs delivered\n"
+                "    {} {} at {} (e.g. {} -> {})\n",
+                u.count, u.reason, u.stopped_at, u.example.from, u.example.to
             ));
-            for u in self.unreachable.iter().flatten() {
-                out.push_str(&format!(
-                    "    {} {} at {} (e.g. {} -> {})\n",
-                    u.count, u.reason, u.stopped_at, u.example.from, u.example.to
-                ));
-            }
         }
         for p in &self.pools {
             out.push_str(&format!(
                 "  pool {} {}: {} allocated of {}, {} blocks, MTU {}\n",
                 p.name, p.cidr, p.allocated, p.capacity, p.blocks, p.mtu
             ));
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
         }
         if !self.expectations.is_empty() {
             out.push_str(&format!(

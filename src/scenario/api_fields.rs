@@ -419,9 +419,19 @@ const SPIDER_SUBNET_SPEC: &[Field] = &[
 pub const CALICO_V3: &str = "projectcalico.org/v3";
 pub const CALICO_CRD_V1: &str = "crd.projectcalico.org/v1";
 pub const SPIDERPOOL_V2BETA1: &str = "spiderpool.spidernet.io/v2beta1";
+/// Kubernetes' core group and `apps`: podnet models some of their kinds (Namespace, Pod and
+/// the workload controllers), so a kind they do not serve is a typo, not a foreign resource.
+pub const CORE_V1: &str = "v1";
+pub const APPS_V1: &str = "apps/v1";
 
 /// The API versions these tables cover.
-pub const API_VERSIONS: &[&str] = &[CALICO_V3, CALICO_CRD_V1, SPIDERPOOL_V2BETA1];
+pub const API_VERSIONS: &[&str] = &[
+    CALICO_V3,
+    CALICO_CRD_V1,
+    SPIDERPOOL_V2BETA1,
+    CORE_V1,
+    APPS_V1,
+];
 
 const fn kind(
     api_version: &'static str,
@@ -536,6 +546,37 @@ const SPIDERPOOL_V2BETA1_KINDS: &[&str] = &[
     "SpiderSubnet",
 ];
 
+/// Kinds the Kubernetes core group `v1` serves (the API reference; `List` forms aside).
+/// podnet models Namespace and Pod; the others are real kinds it accepts and ignores.
+const CORE_V1_KINDS: &[&str] = &[
+    "Binding",
+    "ComponentStatus",
+    "ConfigMap",
+    "Endpoints",
+    "Event",
+    "LimitRange",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Pod",
+    "PodTemplate",
+    "ReplicationController",
+    "ResourceQuota",
+    "Secret",
+    "Service",
+    "ServiceAccount",
+];
+
+/// Kinds `apps/v1` serves (the Kubernetes API reference).
+const APPS_V1_KINDS: &[&str] = &[
+    "ControllerRevision",
+    "DaemonSet",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+];
+
 /// Kinds a group no longer serves but that published manifests may still use:
 /// `(api_version, kind, note)`. Refuse them with the note.
 pub const REMOVED_KINDS: &[(&str, &str, &str)] = &[(
@@ -551,6 +592,8 @@ pub fn known_kinds(api_version: &str) -> &'static [&'static str] {
         CALICO_V3 => CALICO_V3_KINDS,
         CALICO_CRD_V1 => CALICO_CRD_V1_KINDS,
         SPIDERPOOL_V2BETA1 => SPIDERPOOL_V2BETA1_KINDS,
+        CORE_V1 => CORE_V1_KINDS,
+        APPS_V1 => APPS_V1_KINDS,
         _ => &[],
     }
 }
@@ -576,6 +619,8 @@ pub fn unknown_kind_hint(api_version: &str, kind: &str) -> Option<String> {
     let other = match api_version {
         CALICO_V3 => Some(CALICO_CRD_V1),
         CALICO_CRD_V1 => Some(CALICO_V3),
+        CORE_V1 => Some(APPS_V1),
+        APPS_V1 => Some(CORE_V1),
         _ => None,
     };
     if let Some(other) = other.filter(|o| known_kinds(o).contains(&kind)) {
@@ -1038,7 +1083,9 @@ mod tests {
         assert!(!known_kinds(CALICO_CRD_V1).contains(&"Node"));
         assert!(known_kinds(SPIDERPOOL_V2BETA1).contains(&"SpiderSubnet"));
         assert!(!known_kinds(SPIDERPOOL_V2BETA1).contains(&"SpiderClaimParameter"));
-        assert!(known_kinds("v1").is_empty());
+        assert!(known_kinds(CORE_V1).contains(&"ConfigMap"));
+        assert!(known_kinds(APPS_V1).contains(&"Deployment"));
+        assert!(known_kinds("batch/v1").is_empty());
         assert_eq!(
             nearest(known_kinds(CALICO_V3).iter().copied(), "BGPPeers"),
             Some("BGPPeer")
@@ -1061,6 +1108,12 @@ mod tests {
             "`Node` is served by `projectcalico.org/v3`, not by `crd.projectcalico.org/v1`"
         );
         assert_eq!(hint(CALICO_V3, "BGPPeers"), "did you mean `BGPPeer`?");
+        assert_eq!(hint(APPS_V1, "Deploymnet"), "did you mean `Deployment`?");
+        assert_eq!(hint(CORE_V1, "ConfigMaps"), "did you mean `ConfigMap`?");
+        assert_eq!(
+            hint(CORE_V1, "StatefulSet"),
+            "`StatefulSet` is served by `apps/v1`, not by `v1`"
+        );
         assert!(hint(SPIDERPOOL_V2BETA1, "SpiderClaimParameter").contains("removed"));
         assert_eq!(unknown_kind_hint(SPIDERPOOL_V2BETA1, "Frobnicator"), None);
         assert_eq!(

@@ -8,7 +8,10 @@
 //!    serves but podnet does not model (`BGPFilter`, `SpiderSubnet`, `FelixConfiguration`…) and
 //!    an API group podnet does not know are accepted as [`ResourceSpec::Ignored`] with one
 //!    warning per kind; workload kinds (`Pod`, `Deployment`…) are `Ignored` silently because
-//!    the workload loader reads them; a kind the group does not serve is an error.
+//!    the workload loader reads them; a kind the group does not serve is an error with a hint
+//!    (`apps/v1` `Deploymnet`: did you mean `Deployment`?). The groups podnet models a kind of
+//!    (`v1`, `apps/v1`, Calico's two, Spiderpool's) list every real kind they serve, so only a
+//!    true misspelling is refused: a `v1` ConfigMap is a real kind, accepted with a warning.
 //! 2. **Check every key** against the field tables of [`super::api_fields`], as the API server
 //!    would: a typo is an error naming the nearest field, a removed field an error with its
 //!    note, a real field podnet does not model one warning (per kind and field, at its first
@@ -143,8 +146,8 @@ pub fn decode_all(
 // ---------------------------------------------------------------------------------------------
 // Classifying a resource by apiVersion and kind.
 
-const V1: &str = "v1";
-const APPS_V1: &str = "apps/v1";
+const V1: &str = api_fields::CORE_V1;
+const APPS_V1: &str = api_fields::APPS_V1;
 
 /// The kinds podnet reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,7 +196,6 @@ fn classify(api_version: &str, kind: &str) -> Class {
         (V1, "Pod") | (APPS_V1, "Deployment" | "StatefulSet" | "DaemonSet") => {
             return Class::Workload;
         }
-        (V1 | APPS_V1, _) => return Class::ForeignGroup,
         _ => {}
     }
     if api_fields::known_kinds(api_version).is_empty() {
@@ -405,7 +407,28 @@ impl Decoder<'_> {
             });
             ok = false;
         }
+        if let Some(cidr) = cidr {
+            self.warn_rack_overlap(r, cidr, cx);
+        }
         ok.then_some(pool)
+    }
+
+    /// Calico accepts a pool that overlaps a rack subnet, but its blocks can then hand a pod
+    /// the address of a node or of the rack's gateway: one warning per rack, at `spec.cidr`.
+    /// What such a pod gets is `duplicate-address` (ARCHITECTURE.md, choices).
+    fn warn_rack_overlap(&self, r: &Resource, cidr: IpNet, cx: &mut Cx) {
+        let pos = r.locate(&["spec", "cidr"]);
+        for rack in &self.topology.racks {
+            if rack.subnet.contains(&cidr.network()) || cidr.contains(&rack.subnet.network()) {
+                let message = format!(
+                    "IPPool `{}` {cidr} overlaps rack `{}` subnet {}; Calico accepts it, but a \
+                     pod given the address of a node or of the gateway {} is not delivered \
+                     (duplicate-address)",
+                    r.name, rack.name, rack.subnet, rack.gateway
+                );
+                cx.at_key("cidr", |cx| cx.warning(pos, message));
+            }
+        }
     }
 
     fn bgp_peer(&self, r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<BgpPeer> {
@@ -1449,7 +1472,20 @@ mod tests {
             Class::Unmodelled(Some(_))
         ));
         assert!(matches!(classify(APPS_V1, "Deployment"), Class::Workload));
-        assert!(matches!(classify(V1, "ConfigMap"), Class::ForeignGroup));
+        // The core group and apps serve kinds podnet models, so they are known groups: a
+        // real kind is accepted with a warning, a misspelled one refused.
+        assert!(matches!(classify(V1, "ConfigMap"), Class::Unmodelled(None)));
+        assert!(matches!(classify(V1, "Node"), Class::Unmodelled(None)));
+        assert!(matches!(
+            classify(APPS_V1, "ReplicaSet"),
+            Class::Unmodelled(None)
+        ));
+        assert!(matches!(
+            classify(APPS_V1, "Deploymnet"),
+            Class::Invented(Some(_))
+        ));
+        assert!(matches!(classify(V1, "Secrett"), Class::Invented(Some(_))));
+        assert!(matches!(classify("batch/v1", "Jobb"), Class::ForeignGroup));
         assert!(matches!(
             classify("networking.k8s.io/v1", "NetworkPolicy"),
             Class::ForeignGroup

@@ -368,6 +368,16 @@ impl Addressing {
         }
     }
 
+    /// The next instant after `now` at which Calico frees addresses or blocks by the passage
+    /// of time alone (a release cooldown ending, an empty block old enough to be reclaimed);
+    /// Spiderpool has no such timers.
+    pub fn next_timed_release(&self, now: SimTime) -> Option<SimTime> {
+        match self {
+            Addressing::Calico(ipam) => ipam.next_timed_release(now),
+            Addressing::Spiderpool(_) => None,
+        }
+    }
+
     /// kube-controllers' garbage collection (Calico only).
     pub fn gc(&mut self, now: SimTime) {
         if let Addressing::Calico(ipam) = self {

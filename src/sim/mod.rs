@@ -187,6 +187,8 @@ pub struct Simulation<'s> {
     rib_changes: Vec<SimTime>,
     /// IPAM garbage-collection checks already scheduled, by time.
     gc_scheduled: BTreeSet<SimTime>,
+    /// Retries already scheduled for addresses that time alone frees, by time.
+    timed_retries: BTreeSet<SimTime>,
     /// When the world last changed (SPEC §3.1: a run lasts at least until then).
     last_change: SimTime,
     /// Notes for the report (the default pool's creation, refused runtime resources).
@@ -297,6 +299,7 @@ impl<'s> Simulation<'s> {
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
             retry_queued: false,
             gc_scheduled: BTreeSet::new(),
+            timed_retries: BTreeSet::new(),
             pool_usage: PoolUsageSeries::default(),
             originators: BTreeMap::new(),
             rib_changes: Vec::new(),
@@ -470,9 +473,15 @@ impl<'s> Simulation<'s> {
         });
     }
 
-    /// Block claims, releases and borrows become log lines, as they happen.
+    /// Block claims, releases and borrows become log lines, as they happen. A block or a
+    /// borrowed address given back (by a release, a deleted node or garbage collection) may
+    /// be what a Pending pod waits for: Pending pods are retried at once (SPEC §2.4).
     fn drain_ipam_changes(&mut self) {
-        for change in self.world.addressing.take_changes() {
+        let changes = self.world.addressing.take_changes();
+        if changes.iter().any(IpamChange::frees) {
+            self.queue_retry();
+        }
+        for change in changes {
             // What the control plane must announce (Some(owner)) or withdraw (None).
             let route: Option<(IpNet, Option<String>)> = match change {
                 IpamChange::BlockClaimed { node, block } => {
@@ -665,6 +674,20 @@ impl<'s> Simulation<'s> {
         }
     }
 
+    /// A pod just failed to get an address: if Calico will free addresses by the passage of
+    /// time alone (a release cooldown ending, an empty block becoming old enough to reclaim),
+    /// Pending pods are retried at that instant, as the kubelet's retried CNI ADD would find
+    /// them. Nothing else happens then, so without this the pod would wait for an unrelated
+    /// event. Each retry that fails again asks for the next such instant.
+    fn retry_at_timed_release(&mut self) {
+        let Some(at) = self.world.addressing.next_timed_release(self.now) else {
+            return;
+        };
+        if self.timed_retries.insert(at) {
+            self.queue.push(at, Event::RetryPending);
+        }
+    }
+
     fn create_pod(&mut self, w: usize, slot: PodSlot) {
         let workload = &self.scenario.workloads[w];
         if !self.world.cluster.wants(w, slot) {
@@ -774,6 +797,7 @@ impl<'s> Simulation<'s> {
                 if changed {
                     self.record("podPending", key, message);
                 }
+                self.retry_at_timed_release();
             }
         }
     }

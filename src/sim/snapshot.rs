@@ -88,9 +88,8 @@ pub struct NodeRow {
     /// Prefixes in its BGP Loc-RIB, when it speaks BGP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rib_routes: Option<usize>,
-    /// Entries in its FIB, when forwarding is simulated.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fib_routes: Option<usize>,
+    /// Entries in its FIB.
+    pub fib_routes: usize,
     /// BGP UPDATE messages it sent and received, when it speaks BGP.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub updates_sent: Option<u64>,
@@ -145,9 +144,10 @@ pub struct Snapshot {
     pub pools: Vec<PoolRow>,
     pub blocks: Vec<BlockRow>,
     pub nodes: Vec<NodeRow>,
-    /// The forwarding state, when the control plane in use is simulated.
+    /// The forwarding state: every scenario has one (without BGP or Felix routes, pods reach
+    /// only what is connected).
     #[serde(skip)]
-    pub dataplane: Option<Arc<Dataplane>>,
+    pub dataplane: Arc<Dataplane>,
     /// All-pairs reachability of `dataplane`, filled by the first `reachability` call.
     #[serde(skip)]
     reach: OnceLock<Reachability>,
@@ -259,7 +259,7 @@ impl Snapshot {
     ) -> Snapshot {
         let topo = &world.topology;
         let bgp_engine = world.control.bgp.as_deref();
-        let dataplane = Some(dataplane::build(world));
+        let dataplane = dataplane::build(world);
         let pods = world
             .cluster
             .pods()
@@ -339,7 +339,7 @@ impl Snapshot {
                     rib_routes: bgp_engine
                         .filter(|b| b.speaker(n.device).is_some())
                         .map(|b| b.rib_size(n.device)),
-                    fib_routes: dataplane.as_ref().map(|dp| dp.fib_len(n.device)),
+                    fib_routes: dataplane.fib_len(n.device),
                     updates_sent: bgp_engine
                         .filter(|b| b.speaker(n.device).is_some())
                         .map(|b| b.updates_sent(n.device)),
@@ -355,18 +355,17 @@ impl Snapshot {
             pools,
             blocks,
             nodes,
-            dataplane: dataplane.map(Arc::new),
+            dataplane: Arc::new(dataplane),
             reach: OnceLock::new(),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
         }
     }
 
-    /// Reachability between every ordered pair of distinct pods, `None` when forwarding is
-    /// not simulated. Computed on the first call and kept.
-    pub fn reachability(&self) -> Option<&Reachability> {
-        let dp = self.dataplane.as_ref()?;
-        Some(self.reach.get_or_init(|| all_pairs(dp)))
+    /// Reachability between every ordered pair of distinct pods. Computed on the first call
+    /// and kept.
+    pub fn reachability(&self) -> &Reachability {
+        self.reach.get_or_init(|| all_pairs(&self.dataplane))
     }
 
     pub fn count(&self, status: PodStatus) -> usize {

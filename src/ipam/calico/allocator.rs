@@ -1328,6 +1328,31 @@ impl CalicoIpam {
         }
     }
 
+    /// The next instant after `now` at which addresses become available by the passage of
+    /// time alone: a cooling address becomes free (v3.33; its cooldown ends strictly before
+    /// that instant, one nanosecond after its due time), or another node's empty block turns
+    /// one minute old and may be reclaimed (v3.32+). `None` when neither is waiting. Nothing
+    /// else happens at that instant, so the engine retries Pending pods then.
+    pub fn next_timed_release(&self, now: SimTime) -> Option<SimTime> {
+        let cooled = self
+            .cooling_due
+            .iter()
+            .map(|&(due, _)| due + SimDuration::from_nanos(1))
+            .find(|&at| at > now);
+        let reclaimable = if self.profile.reclaims_empty_blocks() {
+            self.pools
+                .values()
+                .flat_map(|state| state.empty.iter().map(|&i| state.block_cidr(i)))
+                .filter_map(|cidr| self.blocks.get(&net_key(&cidr)))
+                .map(|b| b.claim_time + EMPTY_BLOCK_MIN_RECLAIM_AGE)
+                .filter(|&at| at > now)
+                .min()
+        } else {
+            None
+        };
+        cooled.into_iter().chain(reclaimable).min()
+    }
+
     /// Frees every cooling address whose cooldown ended strictly before `now`.
     fn expire_cooling(&mut self, now: SimTime) {
         let cd = self.config.ip_cooldown;

@@ -206,6 +206,19 @@ pub enum IpamChange {
     },
 }
 
+impl IpamChange {
+    /// Whether the change gives something back that another node's allocation could use: a
+    /// block without affinity, a deleted block, or a borrowed address returned.
+    pub fn frees(&self) -> bool {
+        match self {
+            IpamChange::BlockAffinityReleased { .. }
+            | IpamChange::BlockDeleted { .. }
+            | IpamChange::BorrowReleased { .. } => true,
+            IpamChange::BlockClaimed { .. } | IpamChange::Borrowed { .. } => false,
+        }
+    }
+}
+
 /// Calico's messages, verbatim, with the file each comes from.
 pub mod messages {
     /// `ipam.go` ErrStrictAffinity.
