@@ -7,7 +7,8 @@
 //! channel). The three template files are rendered into one file, in the order BIRD reads
 //! them. The one thing BIRD 2 cannot say is Calico's `krt_tunnel` attribute (its fork's IPIP
 //! tunnel device): the kernel filter keeps a comment where the fork sets it, so IPIP routes are
-//! programmed natively.
+//! programmed natively. As in v3.30, mesh sessions say nothing about `multihop` (BIRD makes
+//! iBGP multihop and eBGP direct by default) and BGPPeer sessions say `multihop`.
 //!
 //! For a router (ToR, spine, core): an operator's configuration for podnet's fabric model
 //! (SPEC §2.1, §3.4, §3.5): static routes for the rack subnets and loopbacks over the fabric
@@ -406,7 +407,7 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
                     key: o.name.clone(),
                     text: format!(
                         "# For peer /bgp/v1/host/{}/ip_addr_v4\nprotocol bgp Mesh_{suffix} from bgp_template {{\n  \
-                         multihop;\n  neighbor {} as {};\n  \
+                         neighbor {} as {};\n  \
                          source address {node_ip};  # The local address we use for the TCP connection\n  \
                          ipv4 {{\n    import all;\n    export filter {{\n      \
                          calico_export_to_bgp_peers(true);\n      reject;\n    }};  \
@@ -723,12 +724,25 @@ workloads:
                 "  neighbor 10.0.0.10 as 64512;",
                 "  source address 10.0.0.2;",
                 "      calico_export_to_bgp_peers(true);",
-                "  passive on;",
                 "protocol bgp Mesh_10_0_0_9 from bgp_template {",
-                "  passive on;",
                 "# No global peers configured.",
                 "# No node-specific peers configured.",
             ],
+        );
+        // The template compares addresses as strings: "10.0.0.10" < "10.0.0.2" < "10.0.0.9",
+        // so n1 connects to n2 and waits for n3.
+        let block = |text: &str, name: &str| {
+            text.split(&format!("protocol bgp {name} "))
+                .nth(1)
+                .and_then(|b| b.split("\n}\n").next())
+                .map(str::to_string)
+                .unwrap_or_default()
+        };
+        assert!(!block(n1, "Mesh_10_0_0_10").contains("passive on"));
+        assert!(block(n1, "Mesh_10_0_0_9").contains("passive on"));
+        assert!(
+            !block(n1, "Mesh_10_0_0_9").contains("multihop"),
+            "v3.30's mesh has none"
         );
         // n2 (10.0.0.10): "10.0.0.9" > "10.0.0.10" as strings, so n2 waits for n3, but
         // "10.0.0.2" > "10.0.0.10" too, so it also waits for n1.
