@@ -65,7 +65,7 @@ const CASES: &[Case] = &[
         // Two reflectors sharing cluster ID 244.0.0.1, clients split between them, and a
         // borrowed /32 inside the first reflector's block (REFERENCE §4.2, §4.3).
         name: "borrowed-in-reflector-block",
-        scenario: "scenarios/borrowed-ip-blackhole.yaml",
+        scenario: "tests/bird/scenarios/borrowed-in-reflector-block.yaml",
         checkpoints: &[10],
         timing: Timing::None,
     },

@@ -426,7 +426,8 @@ fn export_bird_writes_one_file_per_node_and_router() {
         &out.display().to_string(),
     ]);
     assert_eq!(o.code, 0, "{}", o.stderr);
-    let listed: Vec<&str> = o.stdout.lines().collect();
+    let mut listed: Vec<&str> = o.stdout.lines().collect();
+    listed.sort_unstable();
     let mut files: Vec<String> = std::fs::read_dir(&out)
         .expect("output folder")
         .map(|e| e.expect("entry").path().display().to_string())
