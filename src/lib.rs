@@ -28,6 +28,7 @@
 
 pub mod bgp;
 pub mod cli;
+pub mod export;
 pub mod forwarding;
 pub mod ipam;
 pub mod model;

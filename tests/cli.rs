@@ -434,6 +434,7 @@ fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
         &["trace", QUICKSTART, "--from", "web-0", "--to", "web-5"],
         &["sweep", QUICKSTART, "--set", "seed=1,2", "--jobs", "1"],
         &["schema"],
+        &["export", "bird", QUICKSTART, "--out", out],
     ];
     for args in commands {
         let mut child = Command::new(env!("CARGO_BIN_EXE_podnet"))
@@ -456,4 +457,86 @@ fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
     // The JUnit file is written before anything is printed.
     assert!(std::fs::read_to_string(junit).is_ok_and(|x| x.contains("<testcase")));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn export_bird_writes_one_file_per_node_and_router() {
+    let dir = temp_dir();
+    let out = dir.join("bird");
+    let o = podnet(&[
+        "export",
+        "bird",
+        "scenarios/route-reflectors.yaml",
+        "--at",
+        "30s",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let mut listed: Vec<&str> = o.stdout.lines().collect();
+    listed.sort_unstable();
+    let mut files: Vec<String> = std::fs::read_dir(&out)
+        .expect("output folder")
+        .map(|e| e.expect("entry").path().display().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(listed, files, "stdout lists exactly the files written");
+    let reflector = std::fs::read_to_string(out.join("r1-rr.conf")).expect("a reflector's file");
+    assert!(reflector.contains("Calico v3.30.7") && reflector.contains("rr client;"));
+    let tor = std::fs::read_to_string(out.join("tor-rack-1.conf")).expect("a ToR's file");
+    assert!(tor.contains("NOT rendered by Calico"));
+    // --node keeps one file; the same run gives the same bytes.
+    let one = dir.join("one");
+    let o = podnet(&[
+        "export",
+        "bird",
+        "scenarios/route-reflectors.yaml",
+        "--at",
+        "30s",
+        "--node",
+        "r1-rr",
+        "--out",
+        &one.display().to_string(),
+    ]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(std::fs::read_dir(&one).expect("folder").count(), 1);
+    assert_eq!(
+        std::fs::read_to_string(one.join("r1-rr.conf")).expect("file"),
+        reflector
+    );
+}
+
+#[test]
+fn export_bird_refuses_an_unknown_node_a_missing_target_and_a_scenario_without_bird() {
+    let dir = temp_dir();
+    let o = podnet(&[
+        "export",
+        "bird",
+        QUICKSTART,
+        "--node",
+        "nope",
+        "--out",
+        &dir.display().to_string(),
+    ]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("no node or router `nope`"),
+        "{}",
+        o.stderr
+    );
+    let o = podnet(&["export", "hns", QUICKSTART]);
+    assert_eq!(o.code, 2, "only bird is exported");
+    let o = podnet(&[
+        "export",
+        "bird",
+        "scenarios/vxlan-backend.yaml",
+        "--out",
+        &dir.display().to_string(),
+    ]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("nothing in this scenario runs BIRD"),
+        "{}",
+        o.stderr
+    );
 }

@@ -1407,14 +1407,16 @@ impl BgpEngine {
     fn apply(&mut self, now: SimTime, s: SpeakerId, update: Update, out: &mut Scheduled) {
         let x = update.session;
         let source = RouteSource::Peer(x);
-        let ebgp = self.sessions[x.index()].session_type == SessionType::Ebgp;
+        let sess = &self.sessions[x.index()];
+        let ebgp = sess.session_type == SessionType::Ebgp;
+        let from_client = sess.side_of(s).is_some_and(|side| sess.reflects[side]);
         self.rt[s.index()].received += 1;
         for &p in &update.body.withdrawn {
             self.set_route(now, s, p, source, None, out);
         }
         for (p, attrs) in &update.body.announced {
             let (p, attrs) = (*p, attrs.clone());
-            match import_check(&attrs, ebgp, &self.speakers[s.index()]) {
+            match import_check(&attrs, ebgp, from_client, &self.speakers[s.index()]) {
                 Err(why) => {
                     if self.options.routes {
                         let subject = format!("{} <- {}", self.name(s), self.name(update.from));
@@ -1721,6 +1723,12 @@ impl BgpEngine {
             peer_as,
             shared_subnet: sess.shared_subnet,
             keep_next_hop: sess.keep_next_hop[side],
+            cluster_id: if sess.reflects[side] {
+                let me = if side == 0 { Some(sess.a) } else { sess.b };
+                me.and_then(|m| self.speakers[m.index()].cluster_id)
+            } else {
+                None
+            },
         }
     }
 

@@ -94,6 +94,9 @@ pub struct ExportSession {
     pub shared_subnet: Option<IpNet>,
     /// The exporter keeps next hops on eBGP (`keepOriginalNextHop`).
     pub keep_next_hop: bool,
+    /// The session's `rr cluster id`: the exporter's cluster ID on a session to its
+    /// route-reflector client (Calico sets it only there), `None` elsewhere.
+    pub cluster_id: Option<IpAddr>,
 }
 
 /// Why a route is not sent on a session.
@@ -107,6 +110,9 @@ pub enum NotSent {
     NonClientToNonClient,
     /// The receiver's AS is already in the AS_PATH: it would reject it (RFC 4271 §9.1.2).
     AsPathLoop(u32),
+    /// Reflected to a client session whose cluster ID is already in the CLUSTER_LIST
+    /// (BIRD checks this on export, `bgp_import_control`, not on import from a non-client).
+    ClusterListLoop(IpAddr),
 }
 
 /// How a route is transformed for a session.
@@ -124,6 +130,12 @@ pub struct ExportKey {
 /// shares with the receiver (third-party next hop, RFC 4271 §5.1.3); a Calico node (BIRD)
 /// keeps the next hop on iBGP and sets itself on eBGP unless `keepOriginalNextHop`; a local
 /// route always carries the originator's address.
+///
+/// Cluster-list loops are refused here, where BIRD refuses them: a route whose CLUSTER_LIST
+/// holds the session's cluster ID is not sent to a route-reflector client (BIRD 1.6
+/// `bgp_import_control` → `bgp_cluster_list_loopy`, which only looks at `rr client`
+/// sessions). So two reflectors of one cluster, peered as plain iBGP as Calico does, keep
+/// and use each other's reflected routes but never pass them to their clients.
 pub fn may_send(
     exporter_is_router: bool,
     exporter_reflects: bool,
@@ -134,6 +146,12 @@ pub fn may_send(
 ) -> Result<ExportKey, NotSent> {
     if learned_on == Some(to.id) {
         return Err(NotSent::BackToSender);
+    }
+    if let Some(c) = to.cluster_id
+        && !to.ebgp
+        && attrs.cluster_list.contains(&c)
+    {
+        return Err(NotSent::ClusterListLoop(c));
     }
     let reflect = !to.ebgp
         && matches!(
@@ -210,7 +228,8 @@ pub enum ImportRejected {
     AsPathLoop(u32),
     /// Reflected back to its originator (RFC 4456 §8).
     OriginatorIsSelf,
-    /// Our cluster ID is in its CLUSTER_LIST (RFC 4456 §8).
+    /// Our cluster ID is in its CLUSTER_LIST and it came from our route-reflector client
+    /// (RFC 4456 §8, checked by BIRD only on `rr client` sessions).
     ClusterListLoop(IpAddr),
 }
 
@@ -226,10 +245,14 @@ impl fmt::Display for ImportRejected {
     }
 }
 
-/// Loop checks on a received route.
+/// Loop checks on a received route, where BIRD makes them (`proto/bgp/attrs.c`, REFERENCE
+/// §4.2): the AS_PATH on eBGP, the ORIGINATOR_ID on every session, and the CLUSTER_LIST only
+/// on a session to our route-reflector client (`from_client`): a reflector keeps a route its
+/// same-cluster partner reflected to it over plain iBGP.
 pub fn import_check(
     attrs: &PathAttributes,
     ebgp: bool,
+    from_client: bool,
     me: &Speaker,
 ) -> Result<(), ImportRejected> {
     if ebgp && attrs.as_path.contains(&me.as_number) {
@@ -239,6 +262,7 @@ pub fn import_check(
         return Err(ImportRejected::OriginatorIsSelf);
     }
     if let Some(c) = me.cluster_id
+        && from_client
         && attrs.cluster_list.contains(&c)
     {
         return Err(ImportRejected::ClusterListLoop(c));
@@ -306,6 +330,7 @@ mod tests {
             peer_as: 65002,
             shared_subnet: Some(net("10.6.0.0/16")),
             keep_next_hop: false,
+            cluster_id: client.then(|| ip("10.6.0.1")),
         }
     }
 
@@ -346,6 +371,47 @@ mod tests {
             ),
             Err(NotSent::BackToSender)
         );
+    }
+
+    #[test]
+    fn cluster_list_loop_is_refused_on_export_to_clients_only() {
+        // REFERENCE §4.2 (BIRD `bgp_import_control`): a route reflected to this reflector by
+        // its same-cluster partner carries the shared cluster ID 10.6.0.1 in CLUSTER_LIST. It
+        // must not go to a client session (cluster ID 10.6.0.1); it is not sent to another
+        // non-client either, but by the reflection rule, not the loop check.
+        let mut a = PathAttributes::local(ip("10.6.0.10"));
+        a.originator_id = Some(ip("10.6.0.10"));
+        a.cluster_list = vec![ip("10.6.0.1")];
+        let from_partner = RouteClass::IbgpFromNonClient;
+        assert_eq!(
+            may_send(
+                false,
+                true,
+                from_partner,
+                Some(SessionId(1)),
+                &a,
+                &session(false, true)
+            ),
+            Err(NotSent::ClusterListLoop(ip("10.6.0.1")))
+        );
+        assert_eq!(
+            may_send(
+                false,
+                true,
+                from_partner,
+                Some(SessionId(1)),
+                &a,
+                &session(false, false)
+            ),
+            Err(NotSent::NonClientToNonClient)
+        );
+        // From a client, with another cluster's ID in the list: sent to clients and
+        // non-clients alike.
+        a.cluster_list = vec![ip("10.7.0.1")];
+        for client in [true, false] {
+            let s = session(false, client);
+            assert!(may_send(false, true, RouteClass::IbgpFromClient, None, &a, &s).is_ok());
+        }
     }
 
     #[test]
@@ -435,15 +501,17 @@ mod tests {
         let out = export_attrs(&plain, key, &me, ip("10.6.0.10"));
         assert_eq!(out.originator_id, Some(ip("10.6.0.10")));
         assert_eq!(out.cluster_list, [ip("10.6.0.1")]);
-        // And the receiver-side loop checks catch what comes back.
+        // And the receiver-side loop checks catch what comes back from a client; from a
+        // non-client (a same-cluster partner reflector) it is kept (BIRD: REFERENCE §4.2).
         assert_eq!(
-            import_check(&out, false, &me),
+            import_check(&out, false, true, &me),
             Err(ImportRejected::ClusterListLoop(ip("10.6.0.1")))
         );
+        assert_eq!(import_check(&out, false, false, &me), Ok(()));
         let mut looped = plain.clone();
         looped.as_path = vec![65001, 65101];
         assert_eq!(
-            import_check(&looped, true, &me),
+            import_check(&looped, true, false, &me),
             Err(ImportRejected::AsPathLoop(65101))
         );
     }

@@ -335,7 +335,7 @@ fn reflected(nodes: usize, same_cluster: bool) -> Net {
 }
 
 #[test]
-fn a_reflector_sends_client_routes_to_everyone_and_same_cluster_reflectors_drop_each_other() {
+fn a_reflector_sends_client_routes_to_everyone_and_same_cluster_reflectors_keep_each_other() {
     // r0n0..r0n2: reflectors of cluster 1.1.1.1; r0n3, r0n4: clients.
     let mut net = reflected(5, true);
     // 2 clients × 3 reflectors + 3 reflector pairs.
@@ -360,14 +360,79 @@ fn a_reflector_sends_client_routes_to_everyone_and_same_cluster_reflectors_drop_
     assert_eq!(best.attrs.originator_id, Some(ip("10.0.0.13")));
     assert_eq!(best.attrs.cluster_list, [ip("1.1.1.1")]);
     assert_eq!(net.next_hop_name("r0n4", "10.244.3.0/26").unwrap(), "r0n3");
-    // Reflectors of one cluster reject each other's reflections of it (RFC 4456 §8).
+    // BIRD checks CLUSTER_LIST on import only on `rr client` sessions (REFERENCE §4.2), so a
+    // reflector keeps what its two same-cluster partners (plain iBGP peers) reflect to it:
+    // the client's own announcement plus r0n0's and r0n2's reflections, each with
+    // CLUSTER_LIST [1.1.1.1]. All three have ORIGINATOR_ID (or peer ID) 10.0.0.13, so the
+    // shorter CLUSTER_LIST decides for the direct one (RFC 4456 §9b).
     let e = net.entry("r0n1", "10.244.3.0/26").unwrap();
-    assert_eq!(e.routes.len(), 1, "only the client's own announcement");
-    assert!(net.log.iter().any(|l| {
-        l.kind == BgpLogKind::RouteRejected
-            && l.outcome
-                .contains("CLUSTER_LIST contains own cluster ID 1.1.1.1")
-    }));
+    assert_eq!(e.routes.len(), 3, "the client's own and two reflections");
+    assert_eq!(e.routes[0].from, Some(net.dev("r0n3")));
+    for lost in &e.routes[1..] {
+        assert_eq!(lost.attrs.cluster_list, [ip("1.1.1.1")]);
+        assert_eq!(
+            lost.status,
+            RouteStatus::Lost(LostBecause::ClusterListLength)
+        );
+    }
+    assert!(
+        !net.log.iter().any(|l| l.kind == BgpLogKind::RouteRejected),
+        "nothing is rejected on a non-client session"
+    );
+}
+
+#[test]
+fn a_client_of_one_reflector_is_reached_through_the_other_reflector_of_its_cluster() {
+    // r0n0 and r0n1 reflect for cluster 1.1.1.1 and peer as plain iBGP (Calico: same cluster
+    // ID, no `rr client`). r0n2 peers with both; r0n3 (asymmetric) with r0n0 only.
+    let t = topology(
+        &[RackSpec {
+            nodes: 4,
+            node_bgp: |_, i| NodeBgp {
+                route_reflector_cluster_id: (i < 2).then(|| Ipv4Addr::new(1, 1, 1, 1)),
+                ..NodeBgp::default()
+            },
+        }],
+        false,
+    );
+    let mut rr = Peer::named("rr-mesh");
+    rr.node = Some("r0n0".into());
+    rr.peer_ip = Some(ip("10.0.0.11"));
+    let mut both = Peer::named("n2-to-rrs");
+    both.node = Some("r0n2".into());
+    both.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let mut one = Peer::named("n3-to-rr0");
+    one.node = Some("r0n3".into());
+    one.peer_ip = Some(ip("10.0.0.10"));
+    let mut net = Net::new(t, &no_mesh(), &[rr, both, one], TimerProfile::CalicoBird);
+    assert_eq!(net.engine.sessions().count(), 4);
+    for i in 0..4 {
+        net.originate(&format!("r0n{i}"), &block(0, i));
+    }
+    net.settle();
+    // r0n1 hears r0n3's block only from r0n0, reflected with CLUSTER_LIST [1.1.1.1] — its
+    // own cluster ID. The session to r0n0 is not `rr client`, so BIRD keeps and uses it; the
+    // old reading of RFC 4456 §8 (drop on import) left r0n1 with no route to r0n3.
+    let e = net.entry("r0n1", &block(0, 3)).unwrap();
+    assert_eq!(e.routes.len(), 1);
+    assert_eq!(e.routes[0].from, Some(net.dev("r0n0")));
+    assert_eq!(e.routes[0].attrs.cluster_list, [ip("1.1.1.1")]);
+    assert_eq!(e.routes[0].attrs.originator_id, Some(ip("10.0.0.13")));
+    assert_eq!(net.next_hop_name("r0n1", &block(0, 3)).unwrap(), "r0n3");
+    // r0n1 does not pass it to its client r0n2 (the CLUSTER_LIST holds the client
+    // session's cluster ID: BIRD refuses it on export); r0n2 has it from r0n0 alone.
+    let e = net.entry("r0n2", &block(0, 3)).unwrap();
+    assert_eq!(e.routes.len(), 1);
+    assert_eq!(e.routes[0].from, Some(net.dev("r0n0")));
+    // r0n3 reaches everyone through r0n0: r0n1's own block (a non-client route, reflected
+    // to clients) and r0n2's (a client route).
+    for (i, owner) in [(1, "r0n1"), (2, "r0n2")] {
+        assert_eq!(net.next_hop_name("r0n3", &block(0, i)).unwrap(), owner);
+    }
+    // Every node has every block.
+    for i in 0..4 {
+        assert_eq!(net.engine.rib_size(net.dev(&format!("r0n{i}"))), 4);
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod output;
 
 mod check;
 mod common;
+mod export;
 mod routes;
 mod run;
 mod schema;
@@ -78,6 +79,12 @@ pub enum Command {
                             podnet routes scenarios/quickstart.yaml --node a1-w-1 --table fib --at 1m"
     )]
     Routes(RoutesArgs),
+    /// Write the configuration the real systems would hold: BIRD 2 per node and router.
+    #[command(
+        after_help = "Examples:\n  podnet export bird scenarios/route-reflectors.yaml --out /tmp/bird\n  \
+                            podnet export bird scenarios/quickstart.yaml --node a1-w-1 --at 1m"
+    )]
+    Export(ExportArgs),
     /// Run the cross product of field variants in parallel; one row of metrics per variant.
     #[command(
         after_help = "Example:\n  podnet sweep scenarios/block-limit.yaml \\\n    --set resources[0].spec.blockSize=26,27,28 --set workloads[0].replicas=30,40"
@@ -162,6 +169,29 @@ pub enum RouteTableArg {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// What to export: `bird` (Calico's BIRD configuration per node, an operator's per router).
+    #[arg(value_enum)]
+    pub what: ExportWhat,
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// Only this node or router.
+    #[arg(long)]
+    pub node: Option<String>,
+    /// The simulated time (default: the end of the run).
+    #[arg(long)]
+    pub at: Option<String>,
+    /// Output folder (default: output/<scenario name>/bird).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportWhat {
+    Bird,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct SweepArgs {
     /// The scenario file.
     pub scenario: PathBuf,
@@ -213,6 +243,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::check(&args),
         Command::Sweep(args) => sweep::sweep(&args),
+        Command::Export(args) => export::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Routes(args) => routes::run(&args),
         Command::Validate(args) => validate::validate(&args),

@@ -1,0 +1,887 @@
+//! BIRD 2 configuration for every BGP speaker of a simulated cluster at one instant.
+//!
+//! For a Calico node: what Calico v3.30's confd templates (`confd/etc/calico/confd/templates/`
+//! `bird.cfg.template`, `bird_aggr.cfg.template`, `bird_ipam.cfg.template`, tag v3.30.7) render
+//! for that node, written in BIRD 2's syntax (Calico ships a BIRD 1.6 fork; the channel options
+//! `import`, `export`, `gateway recursive`, `add paths` and `next hop keep` move into an `ipv4`
+//! channel). The three template files are rendered into one file, in the order BIRD reads
+//! them. The one thing BIRD 2 cannot say is Calico's `krt_tunnel` attribute (its fork's IPIP
+//! tunnel device): the kernel filter keeps a comment where the fork sets it, so IPIP routes are
+//! programmed natively. As in v3.30, mesh sessions say nothing about `multihop` (BIRD makes
+//! iBGP multihop and eBGP direct by default) and BGPPeer sessions say `multihop`.
+//!
+//! For a router (ToR, spine, core): an operator's configuration for podnet's fabric model
+//! (SPEC §2.1, §3.4, §3.5): static routes for the rack subnets and loopbacks over the fabric
+//! (podnet's IGP abstraction), and, when `fabric.bgp`, one session per BGP neighbour that
+//! passes on only BGP-learned routes — eBGP single-hop on fabric links, the ToR reflecting for
+//! the nodes of its rack with next-hop-self only for routes learned over eBGP.
+//!
+//! Invariants: sessions come from podnet's peering plan (the engine's sessions, so the file
+//! shows exactly the peers podnet simulates), but every attribute Calico's templates decide —
+//! protocol names, `passive`, `rr client`, `rr cluster id`, `next hop keep`, the filters — is
+//! derived here by the templates' own rules, so a disagreement with the plan shows up when the
+//! file runs in real BIRD. Output is ordered as confd orders it (keys sorted as strings).
+//!
+//! Not here: BGPFilters, passwords, communities, listen ports, IPv6 (podnet models none of
+//! them), and Felix's routes (local pod routes are the kernel's, not BIRD's).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::bgp::{BgpEngine, Peer, SessionSource, Speaker};
+use crate::forwarding::{Action, Origin};
+use crate::ipam::calico::{EncapMode, IpPool};
+use crate::model::network::{Bfd, TimerProfile};
+use crate::model::topology::{DeviceId, DeviceKind, Topology};
+use crate::scenario::Scenario;
+use crate::sim::{Snapshot, World};
+
+/// The Calico release whose templates are rendered.
+pub const CALICO_VERSION: &str = "v3.30.7";
+
+/// One rendered file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BirdConfig {
+    /// The node or router it configures (the file is `<device>.conf`).
+    pub device: String,
+    pub role: Role,
+    pub text: String,
+}
+
+/// Who wrote the configuration a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Rendered from Calico's confd templates.
+    CalicoNode,
+    /// An operator's configuration for podnet's fabric model.
+    Router,
+}
+
+/// Why nothing can be exported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExportError {
+    /// No device runs BIRD: not Calico with the `bird` backend, and no BGP fabric.
+    NoBgp,
+    /// `--node` names a device that is neither a node nor a router.
+    UnknownDevice(String),
+}
+
+impl std::fmt::Display for ExportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExportError::NoBgp => f.write_str(
+                "nothing in this scenario runs BIRD (Calico with calicoBackend: bird, or \
+                 topology.fabric.bgp: true)",
+            ),
+            ExportError::UnknownDevice(name) => write!(f, "no node or router `{name}`"),
+        }
+    }
+}
+
+/// What the templates read, gathered once from the world at the instant.
+struct Inputs<'a> {
+    topology: &'a Topology,
+    engine: &'a BgpEngine,
+    peers: &'a [Peer],
+    /// Pools sorted as confd lists `/v1/ipam/v4/pool` (by CIDR text).
+    pools: Vec<&'a IpPool>,
+    /// Each node's affine blocks, sorted as confd lists them (by CIDR text).
+    blocks: BTreeMap<String, Vec<IpNet>>,
+    /// Each router's fabric routes (prefix, next hop), from the dataplane.
+    fabric_routes: BTreeMap<DeviceId, Vec<(IpNet, IpAddr)>>,
+    profile: TimerProfile,
+    bfd: Option<Bfd>,
+}
+
+/// Renders the configuration of every speaker (or only `only`), in device order.
+pub fn render(
+    scenario: &Scenario,
+    world: &World,
+    snapshot: &Snapshot,
+    only: Option<&str>,
+) -> Result<Vec<BirdConfig>, ExportError> {
+    let Some(engine) = world.control.bgp.as_deref() else {
+        return Err(ExportError::NoBgp);
+    };
+    let topology = &world.topology;
+    if let Some(name) = only
+        && topology.device_by_name(name).is_none()
+    {
+        return Err(ExportError::UnknownDevice(name.to_string()));
+    }
+    let mut pools: Vec<&IpPool> = world
+        .addressing
+        .calico()
+        .map(|ipam| {
+            ipam.pool_names()
+                .iter()
+                .filter_map(|n| ipam.pool(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    pools.sort_by_key(|p| confd_key(&p.cidr.to_string()));
+    let blocks = snapshot
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut b: Vec<IpNet> = n.blocks.iter().filter_map(|c| c.parse().ok()).collect();
+            b.sort_by_key(|c| confd_key(&c.to_string()));
+            (n.name.clone(), b)
+        })
+        .collect();
+    let mut fabric_routes = BTreeMap::new();
+    let dp = &snapshot.dataplane;
+    for (i, d) in topology.devices.iter().enumerate() {
+        if !d.is_router() {
+            continue;
+        }
+        let id = DeviceId(i as u32);
+        let routes = dp
+            .entries(id)
+            .into_iter()
+            .filter(|e| e.origin == Origin::Fabric)
+            .filter_map(|e| match e.action {
+                Action::Via { next_hop, .. } => Some((e.prefix, next_hop)),
+                _ => None,
+            })
+            .collect();
+        fabric_routes.insert(id, routes);
+    }
+    let inputs = Inputs {
+        topology,
+        engine,
+        peers: &world.control.bgp_inputs.peers,
+        pools,
+        blocks,
+        fabric_routes,
+        profile: scenario.profile.bgp_timers,
+        bfd: scenario.network.bgp.bfd,
+    };
+    let mut out = Vec::new();
+    for (i, d) in topology.devices.iter().enumerate() {
+        if only.is_some_and(|n| n != d.name) {
+            continue;
+        }
+        let id = DeviceId(i as u32);
+        match (d.kind, engine.speaker(id)) {
+            (DeviceKind::Node(_), Some(s)) => out.push(BirdConfig {
+                device: d.name.clone(),
+                role: Role::CalicoNode,
+                text: node_config(&inputs, s),
+            }),
+            (DeviceKind::Node(_), None) => {}
+            (_, speaker) => out.push(BirdConfig {
+                device: d.name.clone(),
+                role: Role::Router,
+                text: router_config(&inputs, id, speaker),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// confd keys are paths with `/` in a CIDR written `-`, listed in string order.
+fn confd_key(cidr: &str) -> String {
+    cidr.replace('/', "-")
+}
+
+/// `10.0.0.2` → `10_0_0_2`, as the templates name protocols.
+fn protocol_suffix(ip: IpAddr) -> String {
+    ip.to_string().replace(['.', ':'], "_")
+}
+
+/// The timer lines of a session template. `calico-bird` is Calico v3.30's template verbatim
+/// (BIRD's own defaults: hold 240 s, keepalive 80 s); the other profiles are podnet's and are
+/// said to be so.
+fn timer_lines(profile: TimerProfile) -> String {
+    let t = crate::bgp::Timers::for_profile(profile);
+    match profile {
+        TimerProfile::CalicoBird => "  connect delay time 2;\n  connect retry time 5;\n  \
+                                     error wait time 5,30;\n"
+            .to_string(),
+        _ => format!(
+            "  # podnet's `{}` timer profile, not Calico's template values:\n  \
+             hold time {};\n  keepalive time {};\n  connect delay time {};\n  \
+             connect retry time {};\n  error wait time 5,30;\n",
+            profile,
+            t.hold.as_nanos() / 1_000_000_000,
+            t.keepalive.as_nanos() / 1_000_000_000,
+            t.connect_delay.as_nanos() / 1_000_000_000,
+            t.connect_retry.as_nanos() / 1_000_000_000,
+        ),
+    }
+}
+
+fn bfd_protocol(bfd: Bfd, interfaces: &str) -> String {
+    let ms = bfd.interval.as_nanos() / 1_000_000;
+    format!(
+        "# BFD: podnet's network.bgp.bfd ({ms} ms x {m}); Calico v3.30's template has none,\n\
+         # later templates enable it with `bfd graceful` on every session.\n\
+         protocol bfd {{\n  interface {interfaces} {{\n    interval {ms} ms;\n    multiplier {m};\n  }};\n  \
+         multihop {{\n    interval {ms} ms;\n    multiplier {m};\n  }};\n}}\n\n",
+        m = bfd.multiplier
+    )
+}
+
+/// Calico's `calico_node` peers (nodes) carry their cluster ID in `rr_cluster_id`; a peer
+/// given by `peerIP` that is not a node carries none.
+fn rr_cluster_id(peer: Option<&Speaker>) -> Option<IpAddr> {
+    peer.filter(|s| !s.is_router()).and_then(|s| s.cluster_id)
+}
+
+/// Where a BGPPeer session sits in the node's file: `Global_` when some global BGPPeer peers
+/// every node with this address (confd then skips node-specific keys for it), else `Node_`.
+fn is_global_peer(inputs: &Inputs, peer_address: IpAddr, peer: Option<&Speaker>) -> bool {
+    inputs.peers.iter().filter(|p| p.is_global()).any(|p| {
+        if let Some(ip) = p.peer_ip {
+            return ip == peer_address;
+        }
+        match (&p.peer_selector, peer.and_then(|s| s.node)) {
+            (Some(sel), Some(n)) => sel.matches(&inputs.topology.node(n).labels),
+            _ => false,
+        }
+    })
+}
+
+struct PeerBlock {
+    key: String,
+    text: String,
+}
+
+fn node_config(inputs: &Inputs, me: &Speaker) -> String {
+    let mut out = String::new();
+    let node_ip = me.address;
+    let _ = writeln!(
+        out,
+        "# BIRD 2 configuration of node {} as Calico {CALICO_VERSION}'s confd templates render it\n\
+         # (bird.cfg, bird_aggr.cfg and bird_ipam.cfg in one file), written by `podnet export bird`.\n\
+         # Calico runs its BIRD 1.6 fork; this is the same configuration in BIRD 2's syntax.\n",
+        me.name
+    );
+    out.push_str("function apply_communities ()\n{\n}\n\n");
+
+    // ---- bird_aggr.cfg ----
+    out.push_str("# ---- bird_aggr.cfg ----\nprotocol static {\n  ipv4;\n");
+    let blocks = inputs
+        .blocks
+        .get(&me.name)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    if blocks.is_empty() {
+        out.push_str("   # No IP blocks or static routes for this host.\n");
+    } else {
+        out.push_str("   # IP blocks for this host.\n");
+        for b in blocks.iter().filter(|b| b.prefix_len() != 32) {
+            let _ = writeln!(out, "   route {b} blackhole;");
+        }
+    }
+    out.push_str(
+        "}\n\n# Aggregation of routes on this host; export the block, nothing beneath it.\n\
+         function calico_aggr ()\n{\n",
+    );
+    for b in blocks {
+        let _ = writeln!(
+            out,
+            "      # Block {b} is confirmed\n      if ( net = {b} ) then {{ accept; }}\n      \
+             if ( net ~ {b} ) then {{ reject; }}"
+        );
+    }
+    out.push_str("}\n\n");
+
+    // ---- bird_ipam.cfg ----
+    out.push_str("# ---- bird_ipam.cfg ----\nfunction reject_disabled_pools ()\n{\n");
+    for p in inputs.pools.iter().filter(|p| p.disable_bgp_export) {
+        let _ = writeln!(out, "  if ( net ~ {} ) then {{ reject; }}", p.cidr);
+    }
+    out.push_str(
+        "}\n\nfunction reject_tunnel_routes () {\n  \
+         # Don't export tunnel routes to other nodes, Felix programs them.\n  \
+         # IPIP routes are handled by Bird, and it does not re-advertise them.\n  \
+         if (defined(ifname)) then {\n     \
+         if ((ifname ~ \"*.cali\") || (ifname ~ \"*.calico\")) then {\n        reject;\n     }\n  }\n}\n\n\
+         function reject_local_routes () {\n  \
+         # Don't export local routes learned via BPF as they should never leave the node.\n  \
+         if (defined(ifname)) then {\n     if (ifname ~ \"bpf*.cali\") then {\n        reject;\n     }\n  }\n}\n\n\
+         function calico_export_to_bgp_peers(bool internal_peer) {\n  \
+         reject_disabled_pools();\n  if (internal_peer) then {\n    reject_tunnel_routes();\n  }\n  \
+         reject_local_routes();\n  apply_communities();\n  calico_aggr();\n",
+    );
+    for p in &inputs.pools {
+        if p.disable_bgp_export {
+            let _ = writeln!(out, "  # Skip {} as BGP export is disabled for it", p.cidr);
+        } else {
+            let _ = writeln!(out, "  if ( net ~ {} ) then {{\n    accept;\n  }}", p.cidr);
+        }
+    }
+    out.push_str("}\n\nfilter calico_kernel_programming {\n");
+    for p in &inputs.pools {
+        let _ = writeln!(out, "  if ( net ~ {} ) then {{", p.cidr);
+        if p.vxlan_mode != EncapMode::Never {
+            out.push_str(
+                "    # Don't program VXLAN routes into the kernel - these are handled by Felix.\n    \
+                 reject;\n  }\n",
+            );
+            continue;
+        }
+        match p.ipip_mode {
+            EncapMode::Never => out.push_str(
+                "    # Calico's BIRD sets krt_tunnel = \"\" here (no IPIP).\n    accept;\n  }\n",
+            ),
+            mode => {
+                let _ = writeln!(
+                    out,
+                    "    # Calico's BIRD sets krt_tunnel = \"tunl0\" here (ipipMode {mode:?}); BIRD 2 has\n    \
+                     # no krt_tunnel, so this route is programmed natively, without the tunnel.\n    \
+                     accept;\n  }}"
+                );
+            }
+        }
+    }
+    out.push_str("  accept;\n}\n\n");
+
+    // ---- bird.cfg ----
+    let _ = writeln!(
+        out,
+        "# ---- bird.cfg ----\nrouter id {};\n\n\
+         # Configure synchronization between routing tables and kernel.\nprotocol kernel {{\n  \
+         learn;             # Learn all alien routes from the kernel\n  \
+         persist;           # Don't remove routes on bird shutdown\n  \
+         scan time 2;       # Scan kernel routing table every 2 seconds\n  \
+         graceful restart;\n  merge paths on;    # Allow export multipath routes (ECMP)\n  \
+         ipv4 {{\n    import all;\n    export filter calico_kernel_programming; # Default is export none\n  }};\n}}\n\n\
+         # Watch interface up/down events.\nprotocol device {{\n  debug {{ states }};\n  \
+         scan time 2;    # Scan interfaces every 2 seconds\n}}\n\n\
+         protocol direct {{\n  debug {{ states }};\n  ipv4;\n  \
+         interface -\"cali*\", -\"kube-ipvs*\", \"*\"; # Exclude cali* and kube-ipvs* but\n                                          \
+         # include everything else.\n}}\n",
+        me.router_id
+    );
+    if let Some(bfd) = inputs.bfd {
+        out.push_str(&bfd_protocol(bfd, "-\"cali*\", -\"kube-ipvs*\", \"*\""));
+    }
+    let _ = writeln!(
+        out,
+        "# Template for all BGP clients\ntemplate bgp bgp_template {{\n  debug {{ states }};\n  \
+         description \"Connection to BGP peer\";\n  local as {};\n  ipv4 {{\n    \
+         gateway recursive; # This should be the default, but just in case.\n    add paths on;\n  }};\n  \
+         graceful restart;  # See comment in kernel section about graceful restart.\n{}}}\n",
+        me.as_number,
+        timer_lines(inputs.profile)
+    );
+
+    let bfd_line = if inputs.bfd.is_some() {
+        "  bfd graceful;\n"
+    } else {
+        ""
+    };
+    let mut mesh = Vec::new();
+    let mut global = Vec::new();
+    let mut node = Vec::new();
+    for s in inputs.engine.sessions_of(me.device) {
+        if s.reason.as_ref().is_some_and(|r| r.is_gone()) {
+            continue;
+        }
+        let Some(side) = s.side_of(me.id) else {
+            continue;
+        };
+        let other = s
+            .peer_of(side)
+            .map(|o| &inputs.engine.speakers()[o.index()]);
+        let peer_address = other.map_or(s.b_address, |o| o.address);
+        let suffix = protocol_suffix(peer_address);
+        let peer_name = other.map_or(String::new(), |o| format!(" ({})", o.name));
+        match &s.source {
+            SessionSource::Mesh => {
+                let Some(o) = other else { continue };
+                // Go templates compare the addresses as strings.
+                let passive = if o.address.to_string() > node_ip.to_string() {
+                    "\n  passive on; # Mesh is unidirectional, peer will connect to us."
+                } else {
+                    ""
+                };
+                mesh.push(PeerBlock {
+                    key: o.name.clone(),
+                    text: format!(
+                        "# For peer /bgp/v1/host/{}/ip_addr_v4\nprotocol bgp Mesh_{suffix} from bgp_template {{\n  \
+                         neighbor {} as {};\n  \
+                         source address {node_ip};  # The local address we use for the TCP connection\n  \
+                         ipv4 {{\n    import all;\n    export filter {{\n      \
+                         calico_export_to_bgp_peers(true);\n      reject;\n    }};  \
+                         # Only want to export routes for workloads.\n  }};{passive}\n{bfd_line}}}\n",
+                        o.name, o.address, o.as_number
+                    ),
+                });
+            }
+            SessionSource::Peer(bgp_peer) => {
+                let config = inputs.peers.iter().find(|p| &p.name == bgp_peer);
+                let peer_as = match other {
+                    Some(o) => o.as_number,
+                    None => match config.and_then(|c| c.as_number) {
+                        Some(a) => a,
+                        None => continue,
+                    },
+                };
+                let internal = peer_as == me.as_number;
+                let global_peer = is_global_peer(inputs, peer_address, other);
+                let calico_node = other.is_some_and(|o| !o.is_router());
+                let mut lines = String::new();
+                if global_peer && calico_node && peer_address.to_string() > node_ip.to_string() {
+                    lines.push_str(
+                        "  passive on; # Peering is unidirectional, peer will connect to us.\n",
+                    );
+                }
+                if internal
+                    && let Some(cid) = me.cluster_id
+                    && rr_cluster_id(other) != Some(cid)
+                {
+                    let _ = writeln!(lines, "  rr client;\n  rr cluster id {cid};");
+                }
+                let keep = !internal && config.is_some_and(|c| c.keep_original_next_hop);
+                let keep_line = if keep { "    next hop keep;\n" } else { "" };
+                let prefix = if global_peer { "Global" } else { "Node" };
+                let block = PeerBlock {
+                    key: peer_address.to_string(),
+                    text: format!(
+                        "# For peer {}/{peer_address}{peer_name}, BGPPeer {bgp_peer}\n\
+                         protocol bgp {prefix}_{suffix} from bgp_template {{\n  ttl security off;\n  multihop;\n  \
+                         neighbor {peer_address} as {peer_as};\n  \
+                         source address {node_ip};  # The local address we use for the TCP connection\n  \
+                         ipv4 {{\n    import filter {{\n      accept;\n    }};\n    export filter {{\n      \
+                         calico_export_to_bgp_peers({internal});\n      reject;\n    }};  \
+                         # Only want to export routes for workloads.\n{keep_line}  }};\n{lines}{bfd_line}}}\n",
+                        if global_peer {
+                            "/bgp/v1/global/peer_v4".to_string()
+                        } else {
+                            format!("/bgp/v1/host/{}/peer_v4", me.name)
+                        },
+                    ),
+                };
+                if global_peer {
+                    global.push(block);
+                } else {
+                    node.push(block);
+                }
+            }
+            SessionSource::Fabric => {}
+        }
+    }
+    out.push_str("# ------------- Node-to-node mesh -------------\n");
+    if me.cluster_id.is_some() {
+        let _ = writeln!(
+            out,
+            "# This node ({}) is configured as a route reflector with cluster ID {};\n\
+             # ignore node-to-node mesh setting.",
+            me.name,
+            me.cluster_id.map(|c| c.to_string()).unwrap_or_default()
+        );
+    } else if mesh.is_empty() {
+        out.push_str("# Node-to-node mesh disabled\n");
+    }
+    for list in [&mut mesh, &mut global, &mut node] {
+        list.sort_by(|a, b| a.key.cmp(&b.key));
+    }
+    push_blocks(&mut out, &mesh);
+    out.push_str("\n# ------------- Global peers -------------\n");
+    if global.is_empty() {
+        out.push_str("# No global peers configured.\n");
+    }
+    push_blocks(&mut out, &global);
+    out.push_str("\n# ------------- Node-specific peers -------------\n");
+    if node.is_empty() {
+        out.push_str("# No node-specific peers configured.\n");
+    }
+    push_blocks(&mut out, &node);
+    out
+}
+
+fn push_blocks(out: &mut String, blocks: &[PeerBlock]) {
+    for b in blocks {
+        out.push('\n');
+        out.push_str(&b.text);
+    }
+}
+
+fn router_config(inputs: &Inputs, id: DeviceId, me: Option<&Speaker>) -> String {
+    let device = inputs.topology.device(id);
+    let mut out = String::new();
+    let what = match device.kind {
+        DeviceKind::Tor(_) => "ToR",
+        DeviceKind::Spine { .. } => "spine",
+        _ => "core router",
+    };
+    let _ = writeln!(
+        out,
+        "# BIRD 2 configuration of {what} {name}: NOT rendered by Calico. It is what an operator\n\
+         # would configure for podnet's fabric model (SPEC 2.1, 3.4, 3.5), written by\n\
+         # `podnet export bird`: static routes for the rack subnets and loopbacks over the fabric\n\
+         # (podnet's IGP abstraction){bgp}.\n\
+         # Fabric links are point-to-point: each end holds its own address with the other end's\n\
+         # address as peer (`ip addr add LOCAL peer REMOTE dev IF`).\n\
+         router id {rid};\n\n\
+         protocol device {{\n  scan time 2;\n}}\n\n\
+         # One path per prefix, as podnet's FIBs hold (no ECMP).\n\
+         protocol kernel {{\n  scan time 2;\n  ipv4 {{\n    import none;\n    export all;\n  }};\n}}\n",
+        name = device.name,
+        bgp = if me.is_some() {
+            " and one BGP session per neighbour passing on only BGP-learned routes"
+        } else {
+            "; the fabric does not speak BGP (topology.fabric.bgp is false)"
+        },
+        rid = device.address,
+    );
+    let routes = inputs
+        .fabric_routes
+        .get(&id)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    // A route to a point-to-point neighbour's own address is the link's connected route.
+    let routes: Vec<_> = routes
+        .iter()
+        .filter(|(p, nh)| !(p.prefix_len() == 32 && p.addr() == *nh))
+        .collect();
+    if !routes.is_empty() {
+        out.push_str("# podnet's fabric routes (shortest paths, equal costs broken by device name).\nprotocol static fabric {\n  ipv4;\n");
+        for (p, nh) in routes {
+            let _ = writeln!(out, "  route {p} via {nh};");
+        }
+        out.push_str("}\n\n");
+    }
+    let Some(me) = me else {
+        return out;
+    };
+    if let Some(bfd) = inputs.bfd {
+        out.push_str(&bfd_protocol(bfd, "\"*\""));
+    }
+    out.push_str(
+        "# Only routes learned over BGP are passed on; a router originates nothing.\n\
+         filter fabric_bgp_export {\n  if source = RTS_BGP then accept;\n  reject;\n}\n\n",
+    );
+    let timers = timer_lines(inputs.profile);
+    let mut blocks = Vec::new();
+    for s in inputs.engine.sessions_of(me.device) {
+        if s.reason.as_ref().is_some_and(|r| r.is_gone()) {
+            continue;
+        }
+        let Some(side) = s.side_of(me.id) else {
+            continue;
+        };
+        let Some(o) = s
+            .peer_of(side)
+            .map(|o| &inputs.engine.speakers()[o.index()])
+        else {
+            continue;
+        };
+        let ibgp = o.as_number == me.as_number;
+        let mut opts = String::new();
+        // Nodes and fabric neighbours are all one hop away from a router.
+        opts.push_str("  direct;\n");
+        if s.reflects[side] {
+            let _ = writeln!(
+                opts,
+                "  rr client;\n  rr cluster id {};",
+                me.cluster_id.unwrap_or(me.router_id)
+            );
+        }
+        let next_hop = if ibgp {
+            // Third-party next hops of the rack are kept; routes from the fabric get ours.
+            "    next hop self ebgp;\n"
+        } else {
+            ""
+        };
+        let bfd = if inputs.bfd.is_some() && o.node.is_some() {
+            "  bfd graceful;\n"
+        } else if inputs.bfd.is_some() {
+            "  bfd on;\n"
+        } else {
+            ""
+        };
+        blocks.push(PeerBlock {
+            key: o.name.clone(),
+            text: format!(
+                "protocol bgp {} {{\n  description \"{} ({})\";\n  local {} as {};\n  neighbor {} as {};\n{opts}  \
+                 ipv4 {{\n    import all;\n    export filter fabric_bgp_export;\n{next_hop}  }};\n  \
+                 graceful restart;\n{timers}{bfd}}}\n",
+                bird_name(&o.name),
+                o.name,
+                if ibgp { "iBGP" } else { "eBGP" },
+                me.address,
+                me.as_number,
+                o.address,
+                o.as_number,
+            ),
+        });
+    }
+    blocks.sort_by(|a, b| a.key.cmp(&b.key));
+    for b in &blocks {
+        out.push_str(&b.text);
+        out.push('\n');
+    }
+    out
+}
+
+/// A BIRD protocol name from a device name (letters, digits and `_`).
+fn bird_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Simulation;
+
+    /// Renders every file of a scenario given as text, at its end.
+    fn render_text(yaml: &str) -> BTreeMap<String, String> {
+        let scenario = crate::scenario::load_str("t.yaml", yaml).expect("valid scenario");
+        let outcome = Simulation::new(&scenario).run();
+        render(&scenario, &outcome.world, &outcome.last, None)
+            .expect("renders")
+            .into_iter()
+            .map(|c| (c.device, c.text))
+            .collect()
+    }
+
+    /// Asserts that each expected line occurs in `text`, in order.
+    fn check_lines(text: &str, expected: &[&str]) {
+        let mut rest = text;
+        for line in expected {
+            match rest.find(line) {
+                Some(i) => rest = &rest[i + line.len()..],
+                None => panic!("`{line}` missing (or out of order) in:\n{text}"),
+            }
+        }
+    }
+
+    const MESH: &str = "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r1
+      subnet: 10.0.0.0/24
+      nodes: [{name: n1, ip: 10.0.0.2}, {name: n2, ip: 10.0.0.10}, {name: n3, ip: 10.0.0.9}]
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {name: pods}
+  spec: {cidr: 10.244.0.0/16, blockSize: 26, ipipMode: Never}
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {name: private}
+  spec: {cidr: 10.99.0.0/16, disableBGPExport: true, vxlanMode: Always}
+workloads:
+- {name: web, kind: DaemonSet}
+";
+
+    #[test]
+    fn a_mesh_node_gets_calicos_sections_and_one_protocol_per_other_node() {
+        let files = render_text(MESH);
+        assert_eq!(
+            files.keys().collect::<Vec<_>>(),
+            ["n1", "n2", "n3", "spine-z-1", "tor-r1"],
+            "one file per node and per router (a zone has one spine by default)"
+        );
+        let n1 = &files["n1"];
+        check_lines(
+            n1,
+            &[
+                "Calico v3.30.7",
+                "protocol static {",
+                "   # IP blocks for this host.",
+                "function calico_aggr ()",
+                "function reject_disabled_pools ()",
+                "  if ( net ~ 10.99.0.0/16 ) then { reject; }",
+                "function calico_export_to_bgp_peers(bool internal_peer) {",
+                "  if ( net ~ 10.244.0.0/16 ) then {\n    accept;\n  }",
+                "  # Skip 10.99.0.0/16 as BGP export is disabled for it",
+                "filter calico_kernel_programming {",
+                // pools in confd's key order: 10.244.0.0-16 sorts before 10.99.0.0-16
+                "  if ( net ~ 10.244.0.0/16 ) then {",
+                "  if ( net ~ 10.99.0.0/16 ) then {",
+                "    reject;",
+                "router id 10.0.0.2;",
+                "protocol kernel {",
+                "  learn;",
+                "protocol device {",
+                "protocol direct {",
+                "template bgp bgp_template {",
+                "  local as 64512;",
+                "    gateway recursive;",
+                "    add paths on;",
+                "  graceful restart;",
+                "  connect delay time 2;",
+                "  connect retry time 5;",
+                "  error wait time 5,30;",
+                "# ------------- Node-to-node mesh -------------",
+                // hosts in name order: n2, then n3
+                "protocol bgp Mesh_10_0_0_10 from bgp_template {",
+                "  neighbor 10.0.0.10 as 64512;",
+                "  source address 10.0.0.2;",
+                "      calico_export_to_bgp_peers(true);",
+                "protocol bgp Mesh_10_0_0_9 from bgp_template {",
+                "# No global peers configured.",
+                "# No node-specific peers configured.",
+            ],
+        );
+        // The template compares addresses as strings: "10.0.0.10" < "10.0.0.2" < "10.0.0.9",
+        // so n1 connects to n2 and waits for n3.
+        let block = |text: &str, name: &str| {
+            text.split(&format!("protocol bgp {name} "))
+                .nth(1)
+                .and_then(|b| b.split("\n}\n").next())
+                .map(str::to_string)
+                .unwrap_or_default()
+        };
+        assert!(!block(n1, "Mesh_10_0_0_10").contains("passive on"));
+        assert!(block(n1, "Mesh_10_0_0_9").contains("passive on"));
+        assert!(
+            !block(n1, "Mesh_10_0_0_9").contains("multihop"),
+            "v3.30's mesh has none"
+        );
+        // n2 (10.0.0.10): "10.0.0.9" > "10.0.0.10" as strings, so n2 waits for n3, but
+        // "10.0.0.2" > "10.0.0.10" too, so it also waits for n1.
+        assert_eq!(files["n2"].matches("passive on;").count(), 2);
+        // n3 (10.0.0.9) is the largest string: it connects to both.
+        assert_eq!(files["n3"].matches("passive on;").count(), 0);
+        // Each node blackholes exactly its own blocks: three blocks in total.
+        let blackholes: usize = ["n1", "n2", "n3"]
+            .iter()
+            .map(|n| files[*n].matches(" blackhole;").count())
+            .sum();
+        assert_eq!(blackholes, 3);
+        assert!(files["tor-r1"].contains("NOT rendered by Calico"));
+        assert!(
+            !files["tor-r1"].contains("protocol bgp"),
+            "the fabric does not speak BGP"
+        );
+    }
+
+    const REFLECTORS: &str = "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r1
+      subnet: 10.0.0.0/24
+      nodes:
+      - {name: rr1, ip: 10.0.0.11, labels: {rr: 'yes'}, bgp: {routeReflectorClusterID: 244.0.0.1}}
+      - {name: rr2, ip: 10.0.0.12, labels: {rr: 'yes'}, bgp: {routeReflectorClusterID: 244.0.0.1}}
+      - {name: rr3, ip: 10.0.0.13, labels: {rr: 'yes'}, bgp: {routeReflectorClusterID: 244.0.0.2}}
+      - {name: c1, ip: 10.0.0.21}
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: BGPConfiguration
+  metadata: {name: default}
+  spec: {nodeToNodeMeshEnabled: false}
+- apiVersion: projectcalico.org/v3
+  kind: BGPPeer
+  metadata: {name: to-rrs}
+  spec: {peerSelector: rr == 'yes'}
+profile: {bgpTimers: frr-datacenter}
+";
+
+    #[test]
+    fn reflectors_get_rr_client_exactly_where_calico_sets_it() {
+        let files = render_text(REFLECTORS);
+        let rr1 = &files["rr1"];
+        check_lines(
+            rr1,
+            &[
+                "hold time 9;",
+                "keepalive time 3;",
+                "configured as a route reflector with cluster ID 244.0.0.1",
+                // rr2 shares the cluster ID: plain iBGP, a global peer (peerSelector matches it)
+                "protocol bgp Global_10_0_0_12 from bgp_template {",
+                "calico_export_to_bgp_peers(true);",
+                "passive on;",
+                "}",
+                // rr3 has another cluster ID: Calico makes it a client
+                "protocol bgp Global_10_0_0_13 from bgp_template {",
+                "  rr client;\n  rr cluster id 244.0.0.1;",
+                // c1 is reached by the reverse peering: node-specific, a client
+                "protocol bgp Node_10_0_0_21 from bgp_template {",
+                "  rr client;\n  rr cluster id 244.0.0.1;",
+            ],
+        );
+        let rr2_block = rr1
+            .split("protocol bgp Global_10_0_0_12")
+            .nth(1)
+            .and_then(|s| s.split("\n}\n").next())
+            .expect("the block");
+        assert!(!rr2_block.contains("rr client"), "{rr2_block}");
+        // the client: three global peers, no rr client of its own, and no mesh.
+        let c1 = &files["c1"];
+        assert_eq!(c1.matches("protocol bgp Global_").count(), 3);
+        assert!(!c1.contains("rr client"));
+        assert!(c1.contains("# Node-to-node mesh disabled"));
+    }
+
+    #[test]
+    fn a_tor_reflects_for_its_rack_and_speaks_ebgp_to_its_spines() {
+        let yaml = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/as-per-rack-fabric.yaml"
+        ))
+        .expect("scenario");
+        let files = render_text(&yaml);
+        let tor = &files["tor-rack-1"];
+        check_lines(
+            tor,
+            &[
+                "NOT rendered by Calico",
+                "router id 10.20.1.1;",
+                "protocol static fabric {",
+                // at the end of the run the link to spine-zone-a-1 (100.127.0.1) is cut (2m):
+                // rack-2 is reached through spine-zone-a-2
+                "  route 10.20.2.0/24 via 100.127.0.2;",
+                "filter fabric_bgp_export {",
+                "protocol bgp r1_n_1 {",
+                "  local 10.20.1.1 as 65101;",
+                "  neighbor 10.20.1.2 as 65101;",
+                "  rr client;\n  rr cluster id 10.20.1.1;",
+                "    next hop self ebgp;",
+                "protocol bgp spine_zone_a_1 {",
+                "  neighbor 100.127.0.1 as 65100;",
+            ],
+        );
+        let spine_block = tor
+            .split("protocol bgp spine_zone_a_1")
+            .nth(1)
+            .expect("block");
+        assert!(!spine_block.contains("rr client") && !spine_block.contains("next hop self"));
+        // the node's side: a node-specific peer to its ToR, iBGP, no reflection of its own
+        check_lines(
+            &files["r1-n-1"],
+            &[
+                "# Node-to-node mesh disabled",
+                "protocol bgp Node_10_20_1_1 from bgp_template {",
+                "  neighbor 10.20.1.1 as 65101;",
+                "calico_export_to_bgp_peers(true);",
+            ],
+        );
+        assert!(
+            !files["r1-n-1"].contains("passive on"),
+            "the ToR is not a calico node"
+        );
+    }
+
+    #[test]
+    fn without_bird_there_is_nothing_to_export() {
+        let scenario = crate::scenario::load_str(
+            "t.yaml",
+            "name: t\nnetwork: {calicoBackend: vxlan}\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/24\n      nodes: [{name: n1}]\n",
+        )
+        .expect("valid");
+        let outcome = Simulation::new(&scenario).run();
+        assert_eq!(
+            render(&scenario, &outcome.world, &outcome.last, None),
+            Err(ExportError::NoBgp)
+        );
+    }
+}
