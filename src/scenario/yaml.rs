@@ -271,8 +271,8 @@ pub fn parse_documents_within(
                 last_pos,
                 "",
                 format!(
-                    "the YAML reader scanned more than {} characters of punctuation and quoted \
-                     text after this point without finishing a value; a flow collection \
+                    "the YAML reader scanned more than {} characters after this point without \
+                     finishing a value (one scalar may be at most that long); a flow collection \
                      (`[...]`, `{{...}}`, a JSON document) that starts where a key could start \
                      is held whole in memory until its end, so podnet refuses one this large: \
                      write it in block style (`- item` lines, `key: value` lines)",
