@@ -673,11 +673,11 @@ expect:
     assert_lines(
         &check(&yaml),
         &[
-            "s.yaml:13:15: expect[0].pod.name: no workload creates a pod named `db-0`",
-            "s.yaml:14:16: expect[1].node.name: no node or device named `n9`",
-            "s.yaml:15:16: expect[2].pool.name: no pool named `nopool`",
+            "s.yaml:13:15: expect[0].pod.name: no workload can create a pod named `db-0` at any time of the run",
+            "s.yaml:14:16: expect[1].node.name: no node or device named `n9` exists at any time of the run",
+            "s.yaml:15:16: expect[2].pool.name: no pool named `nopool` is declared or applied by any event",
             "s.yaml:16:14: expect[3].pods.of: no workload `default/api`",
-            "s.yaml:17:51: expect[4].route.nextHop: no node or device named `tor-rack-a2`; did you mean `tor-rack-a1`?",
+            "s.yaml:17:51: expect[4].route.nextHop: no node or device named `tor-rack-a2` exists at any time of the run; did you mean `tor-rack-a1`?",
         ],
     );
 }
@@ -740,7 +740,7 @@ expect:
             "s.yaml:11:24: topology.zones[0].racks[0].nodes[0].ip: 10.1.0.5 is outside the rack subnet 10.0.0.0/16",
             "s.yaml:13:15: topology.zones[0].racks[1].subnet: 10.0.4.0/24 overlaps 10.0.0.0/16 of rack `r1` (line 9, column 15)",
             "s.yaml:16:22: events[0].nodeDown: no node named `n7`",
-            "s.yaml:18:16: expect[0].pool.name: no pool named `nopool`",
+            "s.yaml:18:16: expect[0].pool.name: no pool named `nopool` is declared or applied by any event",
         ],
     );
     assert!(lines.len() >= 5);
@@ -885,12 +885,15 @@ fn alias_bomb() -> String {
 
 #[test]
 fn an_alias_bomb_is_refused() {
-    // The expansion limit is hit at the first alias in a6 (line 8, column 10): each alias is
-    // charged its whole subtree, and a5 alone is 1,111,111 nodes.
+    // Anchor a_k is s_k nodes (s_0 = 11, s_k = 1 + 10 s_(k-1)) and is charged twice: built,
+    // and copied for its aliases. Before a5's line (line 7): 2 × (11 + 111 + 1,111 + 11,111 +
+    // 111,111) = 246,930 nodes plus 13 for `name`, the keys and a5's list. Each alias of a4
+    // costs 111,111, so the 7th makes it 246,943 + 7 × 111,111 = 1,024,720 > 1,000,000: the
+    // 7th alias of line 7 starts at column 10 + 6 × 5 = 40.
     assert_lines(
         &check(&alias_bomb()),
         &[
-            "s.yaml:7:45: the document expands to more than 1000000 YAML nodes (alias expansion included); refusing it",
+            "s.yaml:7:40: the scenario's YAML expands to more than 1000000 nodes (aliases and every file read included); refusing it",
         ],
     );
 }

@@ -54,26 +54,37 @@ pub fn load_and_run(
             eprintln!("{line}");
         }
     }
+    refuse_if_too_large(&scenario, path)?;
     let progress = long_run_progress(&scenario);
     let outcome = Simulation::with_bgp_log(&scenario, bgp_log).run();
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    let results = expect::evaluate(&scenario.expectations, &outcome.snapshots, &outcome.last)
-        .map_err(|missing| {
-            let file = path.map_or("scenarios/quickstart.yaml".to_string(), |p| {
-                p.display().to_string()
-            });
-            for m in missing {
-                eprintln!("{file}: expectation {m}");
-            }
-            exit::INVALID
-        })?;
+    let results = expect::evaluate(&scenario.expectations, &outcome.snapshots, &outcome.last);
     Ok(Ran {
         scenario,
         outcome,
         results,
     })
+}
+
+/// Refuses (exit 2) a scenario whose simulation cannot fit this machine's memory, before it
+/// starts, instead of being killed half way (`scenario::footprint`).
+pub fn refuse_if_too_large(scenario: &Scenario, path: Option<&Path>) -> Result<(), i32> {
+    let Some(available) = scenario::footprint::machine_memory() else {
+        return Ok(());
+    };
+    let footprint = scenario::footprint::estimate(scenario);
+    match scenario::footprint::refusal(&footprint, available) {
+        None => Ok(()),
+        Some(why) => {
+            let file = path.map_or("scenarios/quickstart.yaml".to_string(), |p| {
+                p.display().to_string()
+            });
+            eprintln!("{file}: {why}");
+            Err(exit::INVALID)
+        }
+    }
 }
 
 /// SPEC §1: a simulated cluster of 1,000 nodes or more shows progress on stderr when it is a
@@ -109,6 +120,9 @@ pub fn with_state_at(
             return exit::INVALID;
         }
     };
+    if let Err(code) = refuse_if_too_large(&scenario, Some(path)) {
+        return code;
+    }
     let at = match at.map(scenario::duration::parse_duration).transpose() {
         Ok(at) => at.map(|d| SimTime::ZERO + d),
         Err(e) => {

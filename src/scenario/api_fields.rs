@@ -746,6 +746,9 @@ impl KindSchema {
 /// an exact case-insensitive match first, else the smallest edit distance
 /// (case-insensitive) of at most max(2, len/3). Ties go to the earlier candidate.
 pub fn nearest<'a>(candidates: impl IntoIterator<Item = &'a str>, name: &str) -> Option<&'a str> {
+    if name.len() > crate::scenario::diag::MAX_SUGGESTED_LEN {
+        return None;
+    }
     let wanted = name.to_ascii_lowercase();
     let limit = (wanted.chars().count() / 3).max(2);
     let mut best: Option<(usize, &'a str)> = None;

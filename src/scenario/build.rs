@@ -103,13 +103,7 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
     let mut specs = super::kinds::decode_all(&all, &topology, &network, b.cx);
     let applied_specs = specs.split_off(resources.len());
     merge_calico_nodes(&mut topology, &resources, &specs, b.cx);
-    let mut pool_names: BTreeSet<String> = resources
-        .iter()
-        .chain(applied.iter())
-        .filter(|r| r.kind == "IPPool" || r.kind == "SpiderIPPool")
-        .map(|r| r.name.clone())
-        .collect();
-    pool_names.insert("default-ipv4-ippool".to_string());
+    let pool_names = possible_pools(&network, &specs, &applied_specs);
     for action in &actions {
         if let crate::model::action::Action::AddNodes(add) = &action.action {
             for node in &add.nodes {
@@ -119,7 +113,8 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
             }
         }
     }
-    let expectations = b.expectations(&g.expect, &workloads, &pool_names);
+    let declared_pools = declared_pools(&resources, &applied);
+    let expectations = b.expectations(&g.expect, &workloads, &pool_names, &declared_pools);
     resources.shrink_to_fit();
 
     if b.cx.has_errors() {
@@ -1177,7 +1172,7 @@ impl Builder<'_> {
                             None
                         }
                         None => {
-                            let hint = super::diag::nearest(&f.value, known.keys().map(String::as_str))
+                            let hint = b.cx.suggest(&f.value, known.keys().map(String::as_str))
                                 .map(|n| format!("; did you mean `{n}`?"))
                                 .unwrap_or_default();
                             b.cx.at_key(key, |cx| cx.error(f.pos, format!("no node named `{}`{hint}", f.value)));
@@ -1281,7 +1276,7 @@ impl Builder<'_> {
                                     cx.at_index(k, |cx| cx.error(end.pos, format!("`{}` is added by an event; links of added nodes cannot be cut", end.value)));
                                 }
                                 None => {
-                                    let hint = super::diag::nearest(&end.value, topo.devices.iter().map(|d| d.name.as_str()))
+                                    let hint = cx.suggest(&end.value, topo.devices.iter().map(|d| d.name.as_str()))
                                         .map(|n| format!("; did you mean `{n}`?"))
                                         .unwrap_or_default();
                                     cx.at_index(k, |cx| cx.error(end.pos, format!("no device named `{}`{hint}", end.value)));
@@ -1361,15 +1356,25 @@ impl Builder<'_> {
         raw: &[(String, Loc<RawExpectation>)],
         workloads: &[Workload],
         pool_names: &BTreeSet<String>,
+        declared_pools: &BTreeMap<String, Pos>,
     ) -> Vec<Expectation> {
         let mut out = Vec::new();
+        // Every name a node or device can have (topology, routers, `addNodes`), built once.
+        let known_nodes: BTreeMap<String, bool> =
+            self.names.keys().map(|n| (n.clone(), true)).collect();
+        let refs = References {
+            workloads,
+            pools: pool_names,
+            declared_pools,
+            devices: &known_nodes,
+        };
         for (i, (path, ex)) in raw.iter().enumerate() {
             self.cx.with_path_prefix(path, |cx| {
                 let mut b = Builder {
                     cx,
                     names: std::mem::take(&mut self.names),
                 };
-                if let Some(check) = b.check(&ex.value, workloads, pool_names) {
+                if let Some(check) = b.check(&ex.value, &refs) {
                     let name = match &ex.value.name {
                         Some(n) => n.value.clone(),
                         None => format!("{} #{} {}", check.kind(), i + 1, check.summary()),
@@ -1383,12 +1388,7 @@ impl Builder<'_> {
         out
     }
 
-    fn check(
-        &mut self,
-        e: &RawExpectation,
-        workloads: &[Workload],
-        pools: &BTreeSet<String>,
-    ) -> Option<Check> {
+    fn check(&mut self, e: &RawExpectation, refs: &References) -> Option<Check> {
         let present: Vec<&str> = RawExpectation::KINDS
             .iter()
             .copied()
@@ -1409,53 +1409,79 @@ impl Builder<'_> {
             self.cx.error(e.pos, msg);
             return None;
         }
-        let known_nodes: BTreeMap<String, bool> =
-            self.names.keys().map(|n| (n.clone(), true)).collect();
         let kind = present[0];
         self.cx.at_key(kind, |cx| {
             let mut b = Builder {
                 cx,
                 names: BTreeMap::new(),
             };
-            b.check_kind(e, kind, workloads, pools, &known_nodes)
+            b.check_kind(e, kind, refs)
         })
     }
 
-    fn check_kind(
-        &mut self,
-        e: &RawExpectation,
-        kind: &str,
-        workloads: &[Workload],
-        pools: &BTreeSet<String>,
-        devices: &BTreeMap<String, bool>,
-    ) -> Option<Check> {
+    /// One expectation's check. SPEC §2.6: a name that can never exist in the run (no
+    /// workload could create the pod; no node, device or pool of that name is declared or
+    /// added by an event) is an input error here, located at the field; one that exists at
+    /// some time only is the expectation's failure, found when it is evaluated.
+    fn check_kind(&mut self, e: &RawExpectation, kind: &str, refs: &References) -> Option<Check> {
+        let (workloads, pools, devices) = (refs.workloads, refs.pools, refs.devices);
         let pod_ref = |b: &mut Builder, key: &str, p: &Loc<String>| {
             if !pod_could_exist(&p.value, workloads, devices) {
+                let candidates = possible_pod_prefixes(workloads);
+                let hint =
+                    b.cx.suggest(&p.value, candidates.iter().map(String::as_str))
+                        .map(|n| format!("; did you mean a pod of `{n}`?"))
+                        .unwrap_or_default();
                 b.cx.at_key(key, |cx| {
                     cx.error(
                         p.pos,
-                        format!("no workload creates a pod named `{}`", p.value),
+                        format!(
+                            "no workload can create a pod named `{}` at any time of the run{hint}",
+                            p.value
+                        ),
                     )
                 });
             }
         };
         let device_ref = |b: &mut Builder, key: &str, d: &Loc<String>| {
             if !devices.contains_key(&d.value) {
-                let hint = super::diag::nearest(&d.value, devices.keys().map(String::as_str))
-                    .map(|n| format!("; did you mean `{n}`?"))
-                    .unwrap_or_default();
+                let hint =
+                    b.cx.suggest(&d.value, devices.keys().map(String::as_str))
+                        .map(|n| format!("; did you mean `{n}`?"))
+                        .unwrap_or_default();
                 b.cx.at_key(key, |cx| {
                     cx.error(
                         d.pos,
-                        format!("no node or device named `{}`{hint}", d.value),
+                        format!(
+                            "no node or device named `{}` exists at any time of the run{hint}",
+                            d.value
+                        ),
                     )
                 });
             }
         };
         let pool_ref = |b: &mut Builder, key: &str, p: &Loc<String>| {
             if !pools.contains(&p.value) {
+                let why = match refs.declared_pools.get(&p.value) {
+                    Some(at) => format!(
+                        "; the pool declared at line {}, column {} is not read as one (see the \
+                         warning or error there)",
+                        at.line, at.col
+                    ),
+                    None => {
+                        b.cx.suggest(&p.value, pools.iter().map(String::as_str))
+                            .map(|n| format!("; did you mean `{n}`?"))
+                            .unwrap_or_default()
+                    }
+                };
                 b.cx.at_key(key, |cx| {
-                    cx.error(p.pos, format!("no pool named `{}`", p.value))
+                    cx.error(
+                        p.pos,
+                        format!(
+                            "no pool named `{}` is declared or applied by any event{why}",
+                            p.value
+                        ),
+                    )
                 });
             }
         };
@@ -1598,6 +1624,8 @@ impl Builder<'_> {
                 let p = &e.path.as_ref()?.value;
                 let from = self.require(&p.from, p.pos, "from")?;
                 let to = self.require(&p.to, p.pos, "to")?;
+                pod_ref(self, "from", from);
+                pod_ref(self, "to", to);
                 if let Some(via) = &p.via {
                     self.cx.at_key("via", |cx| {
                         let b = Builder {
@@ -1694,6 +1722,57 @@ fn merge_calico_nodes(
             node.bgp.route_reflector_cluster_id = cn.route_reflector_cluster_id;
         }
     }
+}
+
+/// What expectations may name: everything that exists at some time of the run.
+struct References<'a> {
+    workloads: &'a [Workload],
+    /// Pools the selected IPAM will hold at some time.
+    pools: &'a BTreeSet<String>,
+    /// Every resource of a pool kind by name, read as a pool or not (for the message).
+    declared_pools: &'a BTreeMap<String, Pos>,
+    devices: &'a BTreeMap<String, bool>,
+}
+
+/// The pools that exist at some time of the run: those of the selected IPAM read from the
+/// resources and the events' `apply`, plus Calico's default pool when no IPPool is there from
+/// the start (SPEC §2.3). A pool resource podnet did not read (an unknown `apiVersion`, the
+/// other CNI's kind) never exists.
+fn possible_pools(
+    network: &Network,
+    specs: &[Option<super::kinds::ResourceSpec>],
+    applied: &[Option<super::kinds::ResourceSpec>],
+) -> BTreeSet<String> {
+    use super::kinds::ResourceSpec;
+    let calico = network.cni == crate::model::network::Cni::Calico;
+    let name = |s: &Option<ResourceSpec>| match s {
+        Some(ResourceSpec::IpPool(p)) if calico => Some(p.name.clone()),
+        Some(ResourceSpec::SpiderIpPool(p)) if !calico => Some(p.name.clone()),
+        _ => None,
+    };
+    let mut names: BTreeSet<String> = specs.iter().chain(applied).filter_map(name).collect();
+    let calico_pool_at_start = specs
+        .iter()
+        .any(|s| matches!(s, Some(ResourceSpec::IpPool(_))));
+    if calico && !calico_pool_at_start {
+        names.insert("default-ipv4-ippool".to_string());
+    }
+    names
+}
+
+/// Every resource of a pool kind, by name, with where its name is written.
+fn declared_pools(resources: &[Resource], applied: &[Resource]) -> BTreeMap<String, Pos> {
+    resources
+        .iter()
+        .chain(applied)
+        .filter(|r| r.kind == "IPPool" || r.kind == "SpiderIPPool")
+        .map(|r| (r.name.clone(), r.locate(&["metadata", "name"])))
+        .collect()
+}
+
+/// The name stems of the workloads' pods (`web` for web-0…), for "did you mean".
+fn possible_pod_prefixes(workloads: &[Workload]) -> Vec<String> {
+    workloads.iter().map(|w| w.name.clone()).collect()
 }
 
 /// Whether a pod of that name (`name` or `namespace/name`) can exist given the workloads.

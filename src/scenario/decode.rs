@@ -7,7 +7,7 @@
 //! optional [`Loc`]), its list of keys for "did you mean" suggestions, its decoder and its
 //! JSON Schema. Whether a field is required is decided later, by `build`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
@@ -60,11 +60,36 @@ enum Seg {
 pub struct Cx {
     pub diagnostics: Vec<Diagnostic>,
     path: Vec<Seg>,
+    /// "Did you mean" searches over user-sized candidate lists done so far (see [`Cx::suggest`]).
+    suggestions: usize,
+    /// The paths of the errors recorded, for [`Cx::has_error_under`] in logarithmic time.
+    error_paths: BTreeSet<String>,
+    /// (path, key) of every error that suggested `key`, for [`Cx::has_error_near`].
+    suggested: BTreeSet<(String, String)>,
 }
+
+/// How many "did you mean" searches over user-sized lists one load makes: each costs a pass
+/// over the candidates, and past this many errors of a kind the messages are folded anyway.
+const MAX_SUGGESTIONS: usize = 200;
 
 impl Cx {
     pub fn new() -> Cx {
         Cx::default()
+    }
+
+    /// The nearest of `candidates` to `word` ("did you mean"), for candidate lists whose size
+    /// the input decides (node names, workloads, pools): after [`MAX_SUGGESTIONS`] searches
+    /// no more are made, so many bad references cannot cost references × candidates.
+    pub fn suggest<'a>(
+        &mut self,
+        word: &str,
+        candidates: impl IntoIterator<Item = &'a str>,
+    ) -> Option<&'a str> {
+        if self.suggestions >= MAX_SUGGESTIONS {
+            return None;
+        }
+        self.suggestions += 1;
+        nearest(word, candidates)
     }
 
     /// The current field path, `topology.zones[0].name`.
@@ -74,7 +99,18 @@ impl Cx {
 
     pub fn error(&mut self, pos: Pos, message: impl Into<String>) {
         let path = self.path();
-        self.diagnostics.push(Diagnostic::error(pos, path, message));
+        self.push_error(Diagnostic::error(pos, path, message));
+    }
+
+    /// Records an error, indexing its path and any key it suggests.
+    fn push_error(&mut self, d: Diagnostic) {
+        if let Some(rest) = d.message.split("did you mean `").nth(1)
+            && let Some(key) = rest.split('`').next()
+        {
+            self.suggested.insert((d.path.clone(), key.to_string()));
+        }
+        self.error_paths.insert(d.path.clone());
+        self.diagnostics.push(d);
     }
 
     pub fn warning(&mut self, pos: Pos, message: impl Into<String>) {
@@ -86,7 +122,7 @@ impl Cx {
     /// Records an error under an explicit path (for a problem found later than the field
     /// was decoded, such as a name that a router podnet creates takes afterwards).
     pub fn error_at(&mut self, pos: Pos, path: &str, message: impl Into<String>) {
-        self.diagnostics.push(Diagnostic::error(pos, path, message));
+        self.push_error(Diagnostic::error(pos, path, message));
     }
 
     /// Whether an error was already reported for `key` under the current path (or anything
@@ -97,22 +133,23 @@ impl Cx {
             prefix.push('.');
         }
         prefix.push_str(key);
-        self.diagnostics.iter().any(|d| {
-            d.is_error()
-                && (d.path == prefix
-                    || d.path.starts_with(&format!("{prefix}."))
-                    || d.path.starts_with(&format!("{prefix}[")))
-        })
+        self.error_paths
+            .range(prefix.clone()..)
+            .take_while(|p| p.starts_with(&prefix))
+            .any(|p| {
+                let rest = &p[prefix.len()..];
+                rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')
+            })
     }
 
     /// Whether an error under the current path suggested `key` ("did you mean `key`?"): a
     /// misspelt field is then not also reported as missing.
     pub fn has_error_near(&self, key: &str) -> bool {
         let prefix = self.path();
-        let hint = format!("did you mean `{key}`");
-        self.diagnostics
-            .iter()
-            .any(|d| d.is_error() && d.path.starts_with(&prefix) && d.message.contains(&hint))
+        self.suggested
+            .range((prefix.clone(), String::new())..)
+            .take_while(|(p, _)| p.starts_with(&prefix))
+            .any(|(_, k)| k == key)
     }
 
     pub fn has_errors(&self) -> bool {
@@ -181,6 +218,8 @@ fn render_path(segments: &[Seg]) -> String {
     let mut out = String::new();
     for seg in segments {
         match seg {
+            // An empty key adds nothing (no stray `.`).
+            Seg::Key(k) if k.is_empty() => {}
             Seg::Key(k) => {
                 if !out.is_empty() {
                     out.push('.');

@@ -5,6 +5,7 @@
 //! the message. Files are referred to by [`FileId`] and named through a [`SourceMap`], so a
 //! position stays small and `Copy`.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +41,7 @@ impl Pos {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     Error,
     Warning,
@@ -61,8 +62,8 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             pos,
-            path: path.into(),
-            message: message.into(),
+            path: clip_path(path.into()),
+            message: clip_message(message.into()),
         }
     }
 
@@ -70,9 +71,15 @@ impl Diagnostic {
         Diagnostic {
             severity: Severity::Warning,
             pos,
-            path: path.into(),
-            message: message.into(),
+            path: clip_path(path.into()),
+            message: clip_message(message.into()),
         }
+    }
+
+    /// What this diagnostic says with its particulars left out (quoted values, numbers,
+    /// list indices): diagnostics of the same shape are folded when printed.
+    fn shape(&self) -> (Severity, String, String) {
+        (self.severity, generic(&self.path), generic(&self.message))
     }
 
     pub fn is_error(&self) -> bool {
@@ -160,20 +167,163 @@ impl Diagnostics {
     }
 }
 
+/// Diagnostics of one shape printed before the rest are folded into one line.
+pub const SHOWN_PER_SHAPE: usize = 3;
+
 impl fmt::Display for Diagnostics {
+    /// Every diagnostic in order, except that past [`SHOWN_PER_SHAPE`] of one shape (the same
+    /// message about different values: 4,000 missing files) the rest are folded into
+    /// "and 3,997 more like it", printed after the last one shown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for d in &self.items {
-            writeln!(f, "{}", d.display(&self.sources))?;
+        let shapes: Vec<_> = self.items.iter().map(Diagnostic::shape).collect();
+        let mut total: HashMap<&(Severity, String, String), usize> = HashMap::new();
+        for shape in &shapes {
+            *total.entry(shape).or_default() += 1;
+        }
+        let mut shown: HashMap<&(Severity, String, String), usize> = HashMap::new();
+        for (d, shape) in self.items.iter().zip(&shapes) {
+            let count = shown.entry(shape).or_default();
+            *count += 1;
+            if *count <= SHOWN_PER_SHAPE {
+                writeln!(f, "{}", d.display(&self.sources))?;
+            }
+            let all = total[shape];
+            if *count == SHOWN_PER_SHAPE && all > SHOWN_PER_SHAPE {
+                writeln!(
+                    f,
+                    "{}:{}:{}: and {} more like it",
+                    self.sources.name(d.pos.file),
+                    d.pos.line,
+                    d.pos.col,
+                    thousands(all - SHOWN_PER_SHAPE)
+                )?;
+            }
         }
         Ok(())
     }
 }
 
+/// Values echoed in messages (between backticks or double quotes) longer than this are cut,
+/// with an ellipsis: a 5 MB name must not make a 5 MB line.
+pub const MAX_ECHOED_CHARS: usize = 100;
+
+/// The longest message kept, whatever it holds.
+const MAX_MESSAGE_CHARS: usize = 2_000;
+
+/// `message` with every quoted value cut to [`MAX_ECHOED_CHARS`] and the whole to
+/// [`MAX_MESSAGE_CHARS`].
+fn clip_message(message: String) -> String {
+    if message.len() <= MAX_ECHOED_CHARS {
+        return message;
+    }
+    let mut out = String::with_capacity(message.len().min(MAX_MESSAGE_CHARS + 8));
+    // The quote character currently open and how many characters it has held.
+    let mut open: Option<(char, usize)> = None;
+    for c in message.chars() {
+        if out.len() >= MAX_MESSAGE_CHARS {
+            out.push('…');
+            return out;
+        }
+        match open {
+            Some((q, _)) if c == q => {
+                open = None;
+                out.push(c);
+            }
+            Some((q, n)) => {
+                if n < MAX_ECHOED_CHARS {
+                    out.push(c);
+                } else if n == MAX_ECHOED_CHARS {
+                    out.push('…');
+                }
+                open = Some((q, n + 1));
+            }
+            None => {
+                if c == '`' || c == '"' {
+                    open = Some((c, 0));
+                }
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// A field path with every segment cut to [`MAX_ECHOED_CHARS`] (keys are user text).
+fn clip_path(path: String) -> String {
+    if path.len() <= MAX_ECHOED_CHARS {
+        return path;
+    }
+    let mut out = String::new();
+    let mut run = 0;
+    for c in path.chars() {
+        if c == '.' || c == '[' || c == ']' {
+            run = 0;
+            out.push(c);
+            continue;
+        }
+        run += 1;
+        if run <= MAX_ECHOED_CHARS {
+            out.push(c);
+        } else if run == MAX_ECHOED_CHARS + 1 {
+            out.push('…');
+        }
+        if out.len() > MAX_MESSAGE_CHARS {
+            out.push('…');
+            break;
+        }
+    }
+    out
+}
+
+/// `text` with quoted values replaced by `…` and digits dropped: the shape of a message.
+fn generic(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut open: Option<char> = None;
+    for c in text.chars() {
+        match open {
+            Some(q) if c == q => {
+                open = None;
+                out.push(c);
+            }
+            Some(_) => {}
+            None if c == '`' => {
+                open = Some(c);
+                out.push_str("`…");
+            }
+            None if c.is_ascii_digit() => {}
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// 3999 as "3,999".
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Names longer than this get no "did you mean": Jaro-Winkler costs the product of the two
+/// lengths, and nobody misspells a name of hundreds of characters by one letter.
+pub const MAX_SUGGESTED_LEN: usize = 128;
+
 /// The nearest of `candidates` to `word`, if one is close enough to be a plausible typo.
+/// Each comparison costs at most [`MAX_SUGGESTED_LEN`]² steps.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if word.len() > MAX_SUGGESTED_LEN {
+        return None;
+    }
     let lowered = word.to_ascii_lowercase();
     candidates
         .into_iter()
+        .filter(|c| c.len() <= MAX_SUGGESTED_LEN)
         .map(|c| {
             let score = strsim::jaro_winkler(&lowered, &c.to_ascii_lowercase());
             (score, c)
@@ -200,6 +350,51 @@ mod tests {
             d.display(&sources).to_string(),
             "scenarios/x.yaml:14:7: resources[2].spec.blockSize: too big"
         );
+    }
+
+    #[test]
+    fn echoed_values_are_cut_with_an_ellipsis() {
+        let long = "x".repeat(5_000);
+        let d = Diagnostic::error(
+            Pos::default(),
+            format!("resources.{long}"),
+            format!("unknown field `{long}`; did you mean `name`?"),
+        );
+        let cut = format!("{}…", "x".repeat(MAX_ECHOED_CHARS));
+        assert_eq!(
+            d.message,
+            format!("unknown field `{cut}`; did you mean `name`?")
+        );
+        assert_eq!(d.path, format!("resources.{cut}"));
+    }
+
+    #[test]
+    fn repeated_diagnostics_are_folded() {
+        let mut sources = SourceMap::default();
+        let file = sources.add(Path::new("s.yaml"));
+        let mut items: Vec<Diagnostic> = (0..4_000)
+            .map(|i| {
+                Diagnostic::error(
+                    Pos::new(file, i + 1, 3),
+                    format!("include[{i}]"),
+                    format!("cannot read `f{i}.yaml`: no such file"),
+                )
+            })
+            .collect();
+        items.push(Diagnostic::error(Pos::new(file, 5_000, 1), "", "other"));
+        let text = Diagnostics { sources, items }.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), SHOWN_PER_SHAPE + 2, "{text}");
+        assert_eq!(lines[3], "s.yaml:3:3: and 3,997 more like it");
+        assert_eq!(lines[4], "s.yaml:5000:1: other");
+    }
+
+    #[test]
+    fn suggestions_skip_huge_names() {
+        let long = "a".repeat(1_000_000);
+        let start = std::time::Instant::now();
+        assert_eq!(nearest(&long, [long.as_str(), "a"]), None);
+        assert!(start.elapsed().as_secs() < 1);
     }
 
     #[test]

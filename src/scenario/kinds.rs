@@ -224,6 +224,20 @@ fn classify(api_version: &str, kind: &str) -> Class {
     }
 }
 
+/// For a kind some modelled API group serves, written under an `apiVersion` podnet does not
+/// know (`projectcalico.org/v33` `IPPool`): the nearest group serving it, or the only one.
+fn api_version_hint(api_version: &str, kind: &str) -> Option<&'static str> {
+    let serving: Vec<&'static str> = api_fields::API_VERSIONS
+        .iter()
+        .copied()
+        .filter(|v| api_fields::known_kinds(v).contains(&kind))
+        .collect();
+    super::diag::nearest(api_version, serving.iter().copied()).or(match serving.as_slice() {
+        [only] => Some(*only),
+        _ => None,
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // One resource.
 
@@ -241,8 +255,12 @@ impl Decoder<'_> {
             Class::ForeignGroup => {
                 self.warn_once(r, cx, "apiVersion", || {
                     format!(
-                        "podnet does not model `{}` `{}`; accepted and ignored",
-                        r.api_version, r.kind
+                        "podnet does not model `{}` `{}`; accepted and ignored{}",
+                        r.api_version,
+                        r.kind,
+                        api_version_hint(&r.api_version, &r.kind)
+                            .map(|v| format!(" (did you mean `{v}`?)"))
+                            .unwrap_or_default()
                     )
                 });
                 Some(ResourceSpec::Ignored)

@@ -13,6 +13,7 @@ pub mod build;
 pub mod decode;
 pub mod diag;
 pub mod duration;
+pub mod footprint;
 pub mod kinds;
 pub mod overrides;
 pub mod raw;
@@ -20,7 +21,7 @@ pub mod resource;
 pub mod workload_manifest;
 pub mod yaml;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 pub use diag::{Diagnostic, Diagnostics, SourceMap};
@@ -134,23 +135,55 @@ pub fn load_with_overrides(
     loader.finish(path, text)
 }
 
-#[derive(Default)]
 struct Loader {
     sources: SourceMap,
     cx: Cx,
     total_bytes: usize,
+    /// What the YAML of every file read so far expands to (one budget per scenario).
+    budget: yaml::Budget,
+    /// Every file read so far (canonical path) and where it was first named, so a file listed
+    /// twice is read once.
+    seen: BTreeMap<PathBuf, Pos>,
     /// The chain of files being included, for cycle detection.
     stack: Vec<PathBuf>,
     /// Fields to replace in the scenario file before decoding it (`podnet sweep`).
     overrides: Vec<(String, String)>,
 }
 
+impl Default for Loader {
+    fn default() -> Loader {
+        Loader {
+            sources: SourceMap::default(),
+            cx: Cx::default(),
+            total_bytes: 0,
+            budget: yaml::Budget::new(LIMITS.yaml),
+            seen: BTreeMap::new(),
+            stack: Vec::new(),
+            overrides: Vec::new(),
+        }
+    }
+}
+
 impl Loader {
     /// Reads a file, reporting problems at `from` (the `include:` entry that named it) or at
     /// the file itself. Returns its id and text.
     fn read(&mut self, path: &Path, from: Option<(Pos, String)>) -> Option<(FileId, String)> {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let (Some(first), Some((at, field))) = (self.seen.get(&canonical), &from) {
+            let message = format!(
+                "`{}` is already read for this scenario ({}:{}:{}); a file is read once",
+                path.display(),
+                self.sources.name(first.file),
+                first.line,
+                first.col
+            );
+            self.cx
+                .with_path_prefix(field, |cx| cx.warning(*at, message));
+            return None;
+        }
         let file = self.sources.add(path);
         let (at, field) = from.unwrap_or((Pos::new(file, 1, 1), String::new()));
+        self.seen.insert(canonical, at);
         // Problems reading a file are reported at the entry that named it, under its path.
         let mut cx = std::mem::take(&mut self.cx);
         let result = cx.with_path_prefix(&field, |cx| {
@@ -186,6 +219,18 @@ impl Loader {
                 cx.error(at, format!("`{}` is a folder, not a file", path.display()));
                 return None;
             }
+            // A device (`/dev/urandom`), FIFO or socket could block or never end: refused
+            // without being opened.
+            Ok(m) if !m.is_file() => {
+                cx.error(
+                    at,
+                    format!(
+                        "`{}` is not a regular file (a device, FIFO or socket); refusing to read it",
+                        path.display()
+                    ),
+                );
+                return None;
+            }
             Ok(m) => m.len(),
             Err(e) => {
                 cx.error(
@@ -217,7 +262,17 @@ impl Loader {
             );
             return None;
         }
-        match std::fs::read(path) {
+        match read_at_most(path, limit) {
+            Ok(bytes) if bytes.len() as u64 > limit => {
+                cx.error(
+                    at,
+                    format!(
+                        "`{}` grew past the limit of {limit} bytes while being read",
+                        path.display()
+                    ),
+                );
+                None
+            }
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => Some((file, text)),
                 Err(_) => {
@@ -258,7 +313,7 @@ impl Loader {
     }
 
     fn scenario(&mut self, path: &Path, file: FileId, text: &str) -> Option<Scenario> {
-        let root = match yaml::parse_single(text, file, LIMITS.yaml) {
+        let root = match yaml::parse_single_within(text, file, &mut self.budget) {
             Ok(node) => node,
             Err(d) => {
                 self.cx.diagnostics.push(d);
@@ -378,7 +433,7 @@ impl Loader {
             else {
                 continue;
             };
-            match yaml::parse_single(&text, file, LIMITS.yaml) {
+            match yaml::parse_single_within(&text, file, &mut self.budget) {
                 Ok(root) => {
                     if let Some(frag) = self
                         .cx
@@ -442,7 +497,7 @@ impl Loader {
                     continue;
                 };
                 self.stack.pop();
-                match yaml::parse_documents(&text, file, LIMITS.yaml) {
+                match yaml::parse_documents_within(&text, file, &mut self.budget) {
                     Ok(docs) => {
                         for doc in &docs {
                             self.cx.with_path_prefix("", |cx| {
@@ -455,6 +510,16 @@ impl Loader {
             }
         }
     }
+}
+
+/// At most `limit + 1` bytes of a file (one more than allowed tells that it is too large).
+fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The `*.yaml` and `*.yml` files of a folder, in name order.

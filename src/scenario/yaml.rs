@@ -8,17 +8,29 @@
 //! Invariants:
 //! - Nesting deeper than [`Limits::max_depth`] stops parsing with an error, so later recursive
 //!   walks over the tree (decoding, dropping) cannot overflow the stack.
-//! - Aliases are expanded by copying the anchored node, and every copy is charged against
-//!   [`Limits::max_nodes`], so an alias bomb is refused after at most that many nodes.
+//! - Every node built is charged against one [`Budget`] per scenario (nodes and scalar bytes):
+//!   aliases are expanded by copying the anchored node and charged what they expand to before
+//!   the copy is made, and so is the copy an anchor keeps, so an alias bomb or a repeated
+//!   file is refused after at most [`Limits::max_nodes`] nodes and [`Limits::max_scalar_bytes`]
+//!   bytes whatever its shape.
+//! - The scanner's own look-ahead is bounded too ([`Limits::max_lookahead`]): memory
+//!   never grows with input the tree has not seen.
+//! - Duplicate keys and aliases are found in constant time (hash indices), so no input makes
+//!   reading quadratic.
 //! - Plain scalars are resolved with the YAML 1.2 core schema (null, bool, int, float, string);
 //!   quoted and block scalars are always strings.
 //! - Mapping keys are scalars and unique within their mapping.
 //!
 //! This module knows nothing of podnet's scenario format; `decode` gives the tree meaning.
 
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
-use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
+use saphyr_parser::input::SkipTabs;
+use saphyr_parser::{Event, Input, Parser, ScalarStyle, Span, StrInput, Tag};
 
 use super::diag::{Diagnostic, FileId, Pos};
 
@@ -29,8 +41,18 @@ pub struct Limits {
     pub max_file_bytes: usize,
     /// Deepest accepted nesting of sequences and mappings.
     pub max_depth: usize,
-    /// Most nodes a file may expand to, counting every alias expansion.
+    /// Most nodes the files of one scenario may expand to, counting every alias expansion and
+    /// every anchored node (which is kept twice: in the tree and for its aliases).
     pub max_nodes: usize,
+    /// Most scalar bytes (keys and values) the files of one scenario may expand to, counted
+    /// the same way: an alias to a 1 MiB string costs 1 MiB.
+    pub max_scalar_bytes: usize,
+    /// Most characters the reader may consume one by one (indicators, punctuation, quoted
+    /// text) without finishing a node. The YAML scanner keeps a flow collection (`[...]`,
+    /// `{...}`, a JSON document) that starts where a key could start in memory, token by
+    /// token, until its end; every token starts with such a character, so this bounds that
+    /// buffer (measured: at most ~190 bytes per such character, so ~100 MiB at 512 Ki).
+    pub max_lookahead: usize,
 }
 
 impl Limits {
@@ -38,7 +60,81 @@ impl Limits {
         max_file_bytes: 16 * 1024 * 1024,
         max_depth: 64,
         max_nodes: 1_000_000,
+        max_scalar_bytes: 64 * 1024 * 1024,
+        max_lookahead: 512 * 1024,
     };
+}
+
+/// What the files of one scenario have cost so far, against [`Limits`]: one budget is shared
+/// by the scenario file, its includes and its manifests, so listing a file many times or
+/// splitting a bomb across files buys nothing.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    pub limits: Limits,
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    pub fn new(limits: Limits) -> Budget {
+        Budget {
+            limits,
+            nodes: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Nodes charged so far.
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// Scalar bytes charged so far.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn charge(&mut self, weight: Weight, pos: Pos) -> Result<(), Diagnostic> {
+        self.nodes = self.nodes.saturating_add(weight.nodes);
+        self.bytes = self.bytes.saturating_add(weight.bytes);
+        if self.nodes > self.limits.max_nodes {
+            return Err(Diagnostic::error(
+                pos,
+                "",
+                format!(
+                    "the scenario's YAML expands to more than {} nodes (aliases and every file \
+                     read included); refusing it",
+                    self.limits.max_nodes
+                ),
+            ));
+        }
+        if self.bytes > self.limits.max_scalar_bytes {
+            return Err(Diagnostic::error(
+                pos,
+                "",
+                format!(
+                    "the scenario's YAML expands to more than {} bytes of text (aliases and \
+                     every file read included); refusing it",
+                    self.limits.max_scalar_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The cost of a subtree: its nodes and its scalar bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Weight {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Weight {
+    fn add(&mut self, other: Weight) {
+        self.nodes = self.nodes.saturating_add(other.nodes);
+        self.bytes = self.bytes.saturating_add(other.bytes);
+    }
 }
 
 /// One node of the tree with its position.
@@ -132,9 +228,20 @@ impl fmt::Display for Value {
     }
 }
 
-/// Parses every document of `text`. Empty documents (a stray `---`) are skipped.
-/// On error, returns the first problem: a YAML syntax error cannot be recovered from.
+/// Parses every document of `text` on a fresh budget (see [`parse_documents_within`]).
 pub fn parse_documents(text: &str, file: FileId, limits: Limits) -> Result<Vec<Node>, Diagnostic> {
+    parse_documents_within(text, file, &mut Budget::new(limits))
+}
+
+/// Parses every document of `text`, charging what it expands to against `budget`. Empty
+/// documents (a stray `---`) are skipped. On error, returns the first problem: a YAML syntax
+/// error cannot be recovered from.
+pub fn parse_documents_within(
+    text: &str,
+    file: FileId,
+    budget: &mut Budget,
+) -> Result<Vec<Node>, Diagnostic> {
+    let limits = budget.limits;
     if text.len() > limits.max_file_bytes {
         return Err(Diagnostic::error(
             Pos::new(file, 1, 1),
@@ -146,10 +253,39 @@ pub fn parse_documents(text: &str, file: FileId, limits: Limits) -> Result<Vec<N
             ),
         ));
     }
-    let mut builder = TreeBuilder::new(file, limits);
-    for item in Parser::new_from_str(text) {
+    let skipped = Rc::new(Cell::new(0usize));
+    let at_last_event = Rc::new(Cell::new(0usize));
+    let overrun = Rc::new(Cell::new(false));
+    let input = Guarded {
+        inner: StrInput::new(text),
+        skipped: Rc::clone(&skipped),
+        at_last_event: Rc::clone(&at_last_event),
+        limit: limits.max_lookahead,
+        overrun: Rc::clone(&overrun),
+    };
+    let mut builder = TreeBuilder::new(file, budget);
+    let mut last_pos = Pos::new(file, 1, 1);
+    for item in Parser::new(input) {
+        if overrun.get() {
+            return Err(Diagnostic::error(
+                last_pos,
+                "",
+                format!(
+                    "the YAML reader scanned more than {} characters after this point without \
+                     finishing a value (one scalar may be at most that long); a flow collection \
+                     (`[...]`, `{{...}}`, a JSON document) that starts where a key could start \
+                     is held whole in memory until its end, so podnet refuses one this large: \
+                     write it in block style (`- item` lines, `key: value` lines)",
+                    limits.max_lookahead
+                ),
+            ));
+        }
+        at_last_event.set(skipped.get());
         match item {
-            Ok((event, span)) => builder.event(event, span)?,
+            Ok((event, span)) => {
+                last_pos = builder.pos(&span);
+                builder.event(event, span)?
+            }
             Err(e) => {
                 let m = e.marker();
                 let message = if e.info().contains("recursion limit") {
@@ -172,9 +308,151 @@ pub fn parse_documents(text: &str, file: FileId, limits: Limits) -> Result<Vec<N
     Ok(builder.documents)
 }
 
-/// Parses a file that must hold exactly one document (a scenario or an include).
+/// The text as the YAML scanner reads it, counting the characters it consumes one by one
+/// (indicators, punctuation, quoted text: everything a token can start with) and cut off,
+/// as if the file ended, once more than `limit` were consumed since the parser last produced
+/// an event. That is the only way the scanner's token buffer can grow without the tree (and
+/// its budget) seeing it. Every other method is the plain `&str` input's.
+struct Guarded<'a> {
+    inner: StrInput<'a>,
+    skipped: Rc<Cell<usize>>,
+    /// `skipped` when the parser last produced an event (set by the reading loop).
+    at_last_event: Rc<Cell<usize>>,
+    limit: usize,
+    overrun: Rc<Cell<bool>>,
+}
+
+impl Guarded<'_> {
+    fn consumed(&mut self, count: usize) {
+        let total = self.skipped.get().saturating_add(count);
+        self.skipped.set(total);
+        if total - self.at_last_event.get() > self.limit {
+            self.overrun.set(true);
+            self.inner = StrInput::new("");
+        }
+    }
+}
+
+impl Input for Guarded<'_> {
+    fn lookahead(&mut self, count: usize) {
+        self.inner.lookahead(count);
+    }
+    fn buflen(&self) -> usize {
+        self.inner.buflen()
+    }
+    fn bufmaxlen(&self) -> usize {
+        self.inner.bufmaxlen()
+    }
+    fn buf_is_empty(&self) -> bool {
+        self.inner.buf_is_empty()
+    }
+    fn raw_read_ch(&mut self) -> char {
+        self.consumed(1);
+        self.inner.raw_read_ch()
+    }
+    fn raw_read_non_breakz_ch(&mut self) -> Option<char> {
+        self.inner.raw_read_non_breakz_ch()
+    }
+    fn skip(&mut self) {
+        self.inner.skip();
+        self.consumed(1);
+    }
+    fn skip_n(&mut self, count: usize) {
+        self.inner.skip_n(count);
+        self.consumed(count);
+    }
+    fn peek(&self) -> char {
+        self.inner.peek()
+    }
+    fn peek_nth(&self, n: usize) -> char {
+        self.inner.peek_nth(n)
+    }
+    fn peek_opt(&self) -> Option<char> {
+        self.inner.peek_opt()
+    }
+    fn look_ch(&mut self) -> char {
+        self.inner.look_ch()
+    }
+    fn next_char_is(&self, c: char) -> bool {
+        self.inner.next_char_is(c)
+    }
+    fn nth_char_is(&self, n: usize, c: char) -> bool {
+        self.inner.nth_char_is(n, c)
+    }
+    fn next_2_are(&self, c1: char, c2: char) -> bool {
+        self.inner.next_2_are(c1, c2)
+    }
+    fn next_3_are(&self, c1: char, c2: char, c3: char) -> bool {
+        self.inner.next_3_are(c1, c2, c3)
+    }
+    fn next_is_document_indicator(&self) -> bool {
+        self.inner.next_is_document_indicator()
+    }
+    fn next_is_document_start(&self) -> bool {
+        self.inner.next_is_document_start()
+    }
+    fn next_is_document_end(&self) -> bool {
+        self.inner.next_is_document_end()
+    }
+    fn skip_ws_to_eol(&mut self, skip_tabs: SkipTabs) -> (usize, Result<SkipTabs, &'static str>) {
+        self.inner.skip_ws_to_eol(skip_tabs)
+    }
+    fn next_can_be_plain_scalar(&self, in_flow: bool) -> bool {
+        self.inner.next_can_be_plain_scalar(in_flow)
+    }
+    fn next_is_blank_or_break(&self) -> bool {
+        self.inner.next_is_blank_or_break()
+    }
+    fn next_is_blank_or_breakz(&self) -> bool {
+        self.inner.next_is_blank_or_breakz()
+    }
+    fn next_is_blank(&self) -> bool {
+        self.inner.next_is_blank()
+    }
+    fn next_is_break(&self) -> bool {
+        self.inner.next_is_break()
+    }
+    fn next_is_breakz(&self) -> bool {
+        self.inner.next_is_breakz()
+    }
+    fn next_is_z(&self) -> bool {
+        self.inner.next_is_z()
+    }
+    fn next_is_flow(&self) -> bool {
+        self.inner.next_is_flow()
+    }
+    fn next_is_digit(&self) -> bool {
+        self.inner.next_is_digit()
+    }
+    fn next_is_alpha(&self) -> bool {
+        self.inner.next_is_alpha()
+    }
+    fn skip_while_non_breakz(&mut self) -> usize {
+        self.inner.skip_while_non_breakz()
+    }
+    fn skip_while_blank(&mut self) -> usize {
+        self.inner.skip_while_blank()
+    }
+    fn fetch_while_is_alpha(&mut self, out: &mut String) -> usize {
+        self.inner.fetch_while_is_alpha(out)
+    }
+    fn fetch_while_is_yaml_non_space(&mut self, out: &mut String) -> usize {
+        self.inner.fetch_while_is_yaml_non_space(out)
+    }
+}
+
+/// Parses a file that must hold exactly one document, on a fresh budget.
 pub fn parse_single(text: &str, file: FileId, limits: Limits) -> Result<Node, Diagnostic> {
-    let docs = parse_documents(text, file, limits)?;
+    parse_single_within(text, file, &mut Budget::new(limits))
+}
+
+/// Parses a file that must hold exactly one document (a scenario or an include).
+pub fn parse_single_within(
+    text: &str,
+    file: FileId,
+    budget: &mut Budget,
+) -> Result<Node, Diagnostic> {
+    let docs = parse_documents_within(text, file, budget)?;
     let mut docs = docs.into_iter();
     match (docs.next(), docs.next()) {
         (None, _) => Err(Diagnostic::error(
@@ -191,40 +469,52 @@ pub fn parse_single(text: &str, file: FileId, limits: Limits) -> Result<Node, Di
     }
 }
 
-/// A container being filled while its events arrive.
+/// Mappings with more entries than this find duplicate keys through a hash index.
+const INDEXED_MAP: usize = 16;
+
+/// A container being filled while its events arrive, with what its subtree costs so far.
 enum Open {
     Seq {
         pos: Pos,
         anchor: usize,
         items: Vec<Node>,
+        weight: Weight,
     },
     Map {
         pos: Pos,
         anchor: usize,
         entries: Vec<(Key, Node)>,
         key: Option<Key>,
+        weight: Weight,
+        /// Entry indices by key hash, once the mapping is large (duplicate keys in O(1)).
+        index: HashMap<u64, Vec<usize>>,
     },
 }
 
-struct TreeBuilder {
+struct TreeBuilder<'b> {
     file: FileId,
-    limits: Limits,
+    budget: &'b mut Budget,
     stack: Vec<Open>,
-    /// Anchored nodes by anchor id, for aliases (a later anchor with the same id replaces it).
-    anchors: Vec<(usize, Node, usize)>,
-    nodes: usize,
+    /// Anchored nodes and their cost by anchor id (a later anchor of the same name gets a new
+    /// id from the parser, so ids are unique).
+    anchors: HashMap<usize, (Node, Weight)>,
     documents: Vec<Node>,
     in_document: bool,
 }
 
-impl TreeBuilder {
-    fn new(file: FileId, limits: Limits) -> TreeBuilder {
+fn key_hash(text: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+impl<'b> TreeBuilder<'b> {
+    fn new(file: FileId, budget: &'b mut Budget) -> TreeBuilder<'b> {
         TreeBuilder {
             file,
-            limits,
+            budget,
             stack: Vec::new(),
-            anchors: Vec::new(),
-            nodes: 0,
+            anchors: HashMap::new(),
             documents: Vec::new(),
             in_document: false,
         }
@@ -232,22 +522,6 @@ impl TreeBuilder {
 
     fn pos(&self, span: &Span) -> Pos {
         Pos::new(self.file, span.start.line(), span.start.col() + 1)
-    }
-
-    fn charge(&mut self, count: usize, pos: Pos) -> Result<(), Diagnostic> {
-        self.nodes = self.nodes.saturating_add(count);
-        if self.nodes > self.limits.max_nodes {
-            return Err(Diagnostic::error(
-                pos,
-                "",
-                format!(
-                    "the document expands to more than {} YAML nodes (alias expansion included); \
-                     refusing it",
-                    self.limits.max_nodes
-                ),
-            ));
-        }
-        Ok(())
     }
 
     fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Diagnostic> {
@@ -261,44 +535,53 @@ impl TreeBuilder {
             }
             Event::DocumentEnd => self.in_document = false,
             Event::Alias(id) => {
-                let Some(index) = self.anchors.iter().rposition(|(a, _, _)| *a == id) else {
+                let Some((anchored, weight)) = self.anchors.get(&id) else {
                     return Err(Diagnostic::error(pos, "", "alias to an unknown anchor"));
                 };
+                let weight = *weight;
                 // Charge before copying, so an alias bomb is refused without being built.
-                self.charge(self.anchors[index].2, pos)?;
-                let mut node = self.anchors[index].1.clone();
+                self.budget.charge(weight, pos)?;
+                let mut node = anchored.clone();
                 node.pos = pos;
-                self.push(node)?;
+                self.push(node, weight)?;
             }
             Event::Scalar(text, style, anchor, tag) => {
-                self.charge(1, pos)?;
+                let weight = Weight {
+                    nodes: 1,
+                    bytes: text.len(),
+                };
+                self.budget.charge(weight, pos)?;
                 let value = resolve_scalar(&text, style, tag.as_deref(), pos)?;
                 let node = Node { pos, value };
                 if anchor > 0 {
-                    self.anchors.push((anchor, node.clone(), 1));
+                    // The anchor table keeps a copy: charge it too.
+                    self.budget.charge(weight, pos)?;
+                    self.anchors.insert(anchor, (node.clone(), weight));
                 }
-                self.push(node)?;
+                self.push(node, weight)?;
             }
             Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag) => {
                 if let Some(tag) = tag.as_deref() {
                     check_collection_tag(tag, pos)?;
                 }
-                if self.stack.len() >= self.limits.max_depth {
+                if self.stack.len() >= self.budget.limits.max_depth {
                     return Err(Diagnostic::error(
                         pos,
                         "",
                         format!(
                             "nesting deeper than {} levels; refusing the document",
-                            self.limits.max_depth
+                            self.budget.limits.max_depth
                         ),
                     ));
                 }
-                self.charge(1, pos)?;
+                let weight = Weight { nodes: 1, bytes: 0 };
+                self.budget.charge(weight, pos)?;
                 let open = if is_seq {
                     Open::Seq {
                         pos,
                         anchor,
                         items: Vec::new(),
+                        weight,
                     }
                 } else {
                     Open::Map {
@@ -306,23 +589,32 @@ impl TreeBuilder {
                         anchor,
                         entries: Vec::new(),
                         key: None,
+                        weight,
+                        index: HashMap::new(),
                     }
                 };
                 self.stack.push(open);
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let (node, anchor) = match self.stack.pop() {
-                    Some(Open::Seq { pos, anchor, items }) => (
+                let (node, anchor, weight) = match self.stack.pop() {
+                    Some(Open::Seq {
+                        pos,
+                        anchor,
+                        items,
+                        weight,
+                    }) => (
                         Node {
                             pos,
                             value: Value::Seq(items),
                         },
                         anchor,
+                        weight,
                     ),
                     Some(Open::Map {
                         pos,
                         anchor,
                         entries,
+                        weight,
                         ..
                     }) => (
                         Node {
@@ -330,21 +622,23 @@ impl TreeBuilder {
                             value: Value::Map(entries),
                         },
                         anchor,
+                        weight,
                     ),
                     None => return Err(Diagnostic::error(pos, "", "unbalanced YAML structure")),
                 };
                 if anchor > 0 {
-                    let size = node.size();
-                    self.anchors.push((anchor, node.clone(), size));
+                    // The anchor table keeps a copy: charge it before making it.
+                    self.budget.charge(weight, pos)?;
+                    self.anchors.insert(anchor, (node.clone(), weight));
                 }
-                self.push(node)?;
+                self.push(node, weight)?;
             }
         }
         Ok(())
     }
 
-    /// Places a finished node into its parent, or makes it a document.
-    fn push(&mut self, node: Node) -> Result<(), Diagnostic> {
+    /// Places a finished node (costing `weight`) into its parent, or makes it a document.
+    fn push(&mut self, node: Node, weight: Weight) -> Result<(), Diagnostic> {
         match self.stack.last_mut() {
             None => {
                 if !matches!(node.value, Value::Null) || self.in_document {
@@ -354,43 +648,87 @@ impl TreeBuilder {
                     }
                 }
             }
-            Some(Open::Seq { items, .. }) => items.push(node),
-            Some(Open::Map { entries, key, .. }) => match key.take() {
-                None => {
-                    let text = match &node.value {
-                        Value::Str(s) => s.clone(),
-                        Value::Null => String::new(),
-                        Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
-                            node.scalar_text().unwrap_or_default()
-                        }
-                        Value::Seq(_) | Value::Map(_) => {
+            Some(Open::Seq {
+                items, weight: w, ..
+            }) => {
+                w.add(weight);
+                items.push(node);
+            }
+            Some(Open::Map {
+                entries,
+                key,
+                weight: w,
+                index,
+                ..
+            }) => {
+                w.add(weight);
+                match key.take() {
+                    None => {
+                        let text = match node.value {
+                            Value::Str(s) => s,
+                            Value::Null => String::new(),
+                            Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
+                                node.scalar_text().unwrap_or_default()
+                            }
+                            Value::Seq(_) | Value::Map(_) => {
+                                return Err(Diagnostic::error(
+                                    node.pos,
+                                    "",
+                                    "a mapping key must be a plain value, not a list or mapping",
+                                ));
+                            }
+                        };
+                        if let Some(first) = find_key(entries, index, &text) {
                             return Err(Diagnostic::error(
                                 node.pos,
                                 "",
-                                "a mapping key must be a plain value, not a list or mapping",
+                                format!(
+                                    "duplicate key `{text}` (first at line {}, column {})",
+                                    first.line, first.col
+                                ),
                             ));
                         }
-                    };
-                    if let Some((first, _)) = entries.iter().find(|(k, _)| k.text == text) {
-                        return Err(Diagnostic::error(
-                            node.pos,
-                            "",
-                            format!(
-                                "duplicate key `{text}` (first at line {}, column {})",
-                                first.pos.line, first.pos.col
-                            ),
-                        ));
+                        *key = Some(Key {
+                            pos: node.pos,
+                            text,
+                        });
                     }
-                    *key = Some(Key {
-                        pos: node.pos,
-                        text,
-                    });
+                    Some(k) => {
+                        if entries.len() >= INDEXED_MAP {
+                            if index.is_empty() {
+                                for (i, (old, _)) in entries.iter().enumerate() {
+                                    index.entry(key_hash(&old.text)).or_default().push(i);
+                                }
+                            }
+                            index
+                                .entry(key_hash(&k.text))
+                                .or_default()
+                                .push(entries.len());
+                        }
+                        entries.push((k, node));
+                    }
                 }
-                Some(k) => entries.push((k, node)),
-            },
+            }
         }
         Ok(())
     }
+}
+
+/// Where `text` is already a key of the mapping being built: a scan while the mapping is
+/// small, its hash index once it is large.
+fn find_key(entries: &[(Key, Node)], index: &HashMap<u64, Vec<usize>>, text: &str) -> Option<Pos> {
+    if index.is_empty() {
+        return entries
+            .iter()
+            .find(|(k, _)| k.text == text)
+            .map(|(k, _)| k.pos);
+    }
+    index
+        .get(&key_hash(text))?
+        .iter()
+        .map(|&i| &entries[i].0)
+        .find(|k| k.text == text)
+        .map(|k| k.pos)
 }
 
 fn check_collection_tag(tag: &Tag, pos: Pos) -> Result<(), Diagnostic> {

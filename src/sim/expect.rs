@@ -1,8 +1,9 @@
 //! Evaluating expectations (SPEC §2.6) on snapshots.
 //!
 //! Each expectation is checked against the snapshot at its `at:` (or the last one) and gives
-//! PASS or FAIL with the expected and actual values in words. Naming something that does not
-//! exist (a pod, node or pool) is an input error, not a failure: the caller exits with 2.
+//! PASS or FAIL with the expected and actual values in words. Naming something that can never
+//! exist is an input error found when loading (SPEC §2.6); naming something absent at the
+//! expectation's time is a failure with that reason.
 //! Expectations about routes, reachability, paths and BGP need layers podnet does not have
 //! yet; they fail and say so rather than pass silently.
 
@@ -29,14 +30,15 @@ pub struct ExpectationResult {
     pub at_us: u64,
 }
 
-/// Evaluates every expectation; `Err` lists the names that do not exist.
+/// Evaluates every expectation. A name the expectation's snapshot lacks (a pod not created
+/// yet or deleted, a pool applied later) makes it fail with that reason: loading already
+/// refused names that can never exist (SPEC §2.6), so the lack is one of time.
 pub fn evaluate(
     expectations: &[Expectation],
     snapshots: &[Snapshot],
     last: &Snapshot,
-) -> Result<Vec<ExpectationResult>, Vec<String>> {
+) -> Vec<ExpectationResult> {
     let mut results = Vec::new();
-    let mut missing = Vec::new();
     for e in expectations {
         let snap = match e.at {
             Some(at) => snapshots
@@ -45,25 +47,29 @@ pub fn evaluate(
                 .unwrap_or(last),
             None => last,
         };
-        match check(&e.check, snap) {
-            Ok((passed, expected, actual)) => results.push(ExpectationResult {
-                name: e.name.clone(),
-                passed,
-                expected,
-                actual,
-                at_us: e
-                    .at
-                    .unwrap_or(SimTime::from_nanos(snap.time_us * 1000))
-                    .as_micros(),
-            }),
-            Err(what) => missing.push(format!("{}: {what}", e.name)),
-        }
+        let at_us =
+            e.at.unwrap_or(SimTime::from_nanos(snap.time_us * 1000))
+                .as_micros();
+        let (passed, expected, actual) = match check(&e.check, snap) {
+            Ok(verdict) => verdict,
+            Err(what) => (
+                false,
+                format!("{} {}", e.check.kind(), e.check.summary()),
+                format!(
+                    "{what} at {} (it exists only at other times of the run)",
+                    SimDuration::from_micros(at_us)
+                ),
+            ),
+        };
+        results.push(ExpectationResult {
+            name: e.name.clone(),
+            passed,
+            expected,
+            actual,
+            at_us,
+        });
     }
-    if missing.is_empty() {
-        Ok(results)
-    } else {
-        Err(missing)
-    }
+    results
 }
 
 /// Compares counts, collecting the rendering of what was expected and what was found.
