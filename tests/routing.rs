@@ -167,19 +167,20 @@ fn blackhole_at_the_owner_of_a_block_when_a_borrowed_address_has_no_route_there(
     let o = run(&s);
     assert_expectations_hold(&s, &o);
     let snap = &o.last;
-    // Issue #21 re-derived the scenario: a-1 owns the block and never learns b-1's /32, so
-    // its own pod's packets to b-1 die at once on its blackhole.
+    // The scenario's derivation (BIRD's loop checks, REFERENCE §4.2): a-1 owns the block,
+    // rr-1 keeps b-1's /32 but never passes it to its clients a-1 and a-2.
+    // a-2 follows the block route to its owner a-1, whose blackhole drops it.
+    let t = trace_pods(snap, "web-a-2", "web-b-1");
+    assert_stopped(snap, &t, Reason::Blackhole, "a-1");
+    assert_eq!(path(snap, &t), ["a-2", "a-1"]);
+    // The owner's own pod is dropped at once.
     let t = trace_pods(snap, "web-a-1", "web-b-1");
     assert_stopped(snap, &t, Reason::Blackhole, "a-1");
     assert_eq!(t.hops.len(), 1);
-    // rr-1 kept the /32 its same-cluster partner reflected to it, and delivers directly.
+    // The reflector that kept its partner's reflection delivers straight to b-1.
     let t = trace_pods(snap, "web-rr-1", "web-b-1");
     assert_eq!(verdict(snap, &t), "delivered");
     assert_eq!(path(snap, &t), ["rr-1", "b-1"]);
-    // A borrowed address the owner does know (a-2's, reflected by rr-1): straight there.
-    let t = trace_pods(snap, "web-a-1", "web-a-2");
-    assert_eq!(verdict(snap, &t), "delivered");
-    assert_eq!(path(snap, &t), ["a-1", "a-2"]);
 }
 
 /// No scenario produced a forwarding loop: Calico nodes never rewrite a next hop, routers
@@ -252,7 +253,8 @@ fn node_down_at_a_crashed_node_whose_block_is_still_routed() {
     let t = trace_pods(snap, "web-0", "probe");
     assert_stopped(snap, &t, Reason::NodeDown, "r1-rr");
     // After the hold timer the block is withdrawn: the node's default route, then the ToR.
-    let snap = at(&o, 301.0);
+    // (Expiry between 181.5 s and about 242.1 s: see the scenario's timeline.)
+    let snap = at(&o, 243.0);
     let t = trace_pods(snap, "web-0", "probe");
     let tor = if path(snap, &t)[0].starts_with("r1-") {
         "tor-rack-1"
@@ -425,8 +427,10 @@ fn a_crash_is_detected_after_the_hold_time_or_after_bfd() {
     let established = |o: &Outcome, t: f64| at(o, t).bgp.as_ref().unwrap().sessions_established;
     assert_eq!(established(&hold, 59.0), 9);
     assert_eq!(established(&hold, 61.0), 9);
-    assert_eq!(established(&hold, 299.0), 9);
-    assert_eq!(established(&hold, 301.0), 4);
+    // The scenario's timeline: the hold timers run 180-240 s (BIRD's jitter) from r1-rr's last
+    // message, sent 1.5-2.1 s after the start (its first KEEPALIVE was due after the crash).
+    assert_eq!(established(&hold, 181.0), 9);
+    assert_eq!(established(&hold, 243.0), 4);
     assert_eq!(hold.last.bgp.as_ref().unwrap().sessions_established, 9);
     let down_at = |o: &Outcome| {
         o.log
@@ -435,7 +439,11 @@ fn a_crash_is_detected_after_the_hold_time_or_after_bfd() {
             .map(|e| e.time_us)
             .min()
     };
-    assert_eq!(down_at(&hold), Some(300_000_000));
+    let first = down_at(&hold).unwrap();
+    assert!(
+        (181_500_000..=242_100_000).contains(&first),
+        "first hold expiry at {first}us"
+    );
 
     let bfd = run(&library("rr-failure-bfd.yaml"));
     assert_eq!(established(&bfd, 61.0), 9);

@@ -11,6 +11,10 @@ use crate::model::network::TimerProfile;
 use crate::model::selector::Selector;
 use crate::model::time::SimDuration;
 
+/// The LOCAL_PREF Calico's v3.32+ BIRD templates give every route a node sends over iBGP
+/// (REFERENCE §4.4).
+pub const CALICO_IBGP_LOCAL_PREF: u32 = 2_147_482_623;
+
 /// Calico's `BGPConfiguration` named `default`, as far as peering needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BgpConfig {
@@ -78,58 +82,75 @@ pub struct ExportPool {
 /// BGP timers of one profile (REFERENCE §4.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timers {
-    /// Hold time: a silent peer is declared dead after this (keepalives are not simulated).
+    /// Hold time: a silent peer is declared dead this long after its last message.
     pub hold: SimDuration,
-    /// Keepalive interval; reported only, since keepalives are not simulated as messages.
+    /// Keepalive interval: each side sends a KEEPALIVE this often from establishment, which
+    /// restarts the other side's hold timer (not simulated as messages: the last one before a
+    /// failure follows from the schedule).
     pub keepalive: SimDuration,
     /// How long a speaker waits after starting before it opens a connection.
     pub connect_delay: SimDuration,
     /// After a failure, connection attempts happen every `connect_retry`.
     pub connect_retry: SimDuration,
+    /// After a session ends in an error (hold timer expiry), BIRD waits this long before
+    /// starting it again (`error wait time`), doubling after each error that follows the
+    /// previous one within [`Timers::ERROR_FORGET`], up to `error_wait_max`; 0 = none.
+    pub error_wait: SimDuration,
+    pub error_wait_max: SimDuration,
     /// MinRouteAdvertisementInterval for eBGP and iBGP peers (RFC 4271 §9.2.1.1); 0 = none.
     pub mrai_ebgp: SimDuration,
     pub mrai_ibgp: SimDuration,
+    /// BIRD shortens every timer it starts (connect delay, connect retry, keepalive, hold) by
+    /// a random amount up to 25% (RFC 4271 §10, `bgp_start_timer`); FRR does not.
+    pub jitter: bool,
 }
 
 impl Timers {
+    /// BIRD's `error forget time` default: an error more than this after the previous one
+    /// starts the error wait from its minimum again.
+    pub const ERROR_FORGET: SimDuration = SimDuration::from_secs(300);
+
     /// The timers of a profile, from REFERENCE §4.4's table.
     pub fn for_profile(profile: TimerProfile) -> Timers {
         let s = SimDuration::from_secs;
+        let exact = |hold, keepalive, connect_retry, mrai_ebgp, mrai_ibgp| Timers {
+            hold,
+            keepalive,
+            connect_delay: SimDuration::ZERO,
+            connect_retry,
+            error_wait: SimDuration::ZERO,
+            error_wait_max: SimDuration::ZERO,
+            mrai_ebgp,
+            mrai_ibgp,
+            jitter: false,
+        };
+        let zero = SimDuration::ZERO;
         match profile {
-            TimerProfile::Rfc4271 => Timers {
-                hold: s(90),
-                keepalive: s(30),
-                connect_delay: SimDuration::ZERO,
-                connect_retry: s(120),
-                mrai_ebgp: s(30),
-                mrai_ibgp: s(5),
-            },
+            TimerProfile::Rfc4271 => exact(s(90), s(30), s(120), s(30), s(5)),
+            // BIRD's defaults (hold 240, keepalive hold/3) with Calico's bird.cfg template:
+            // `connect delay time 2; connect retry time 5; error wait time 5,30;`.
             TimerProfile::CalicoBird => Timers {
                 hold: s(240),
                 keepalive: s(80),
-                connect_delay: s(1),
-                connect_retry: s(3),
-                mrai_ebgp: SimDuration::ZERO,
-                mrai_ibgp: SimDuration::ZERO,
+                connect_delay: s(2),
+                connect_retry: s(5),
+                error_wait: s(5),
+                error_wait_max: s(30),
+                mrai_ebgp: zero,
+                mrai_ibgp: zero,
+                jitter: true,
             },
-            TimerProfile::Frr => Timers {
-                hold: s(180),
-                keepalive: s(60),
-                connect_delay: SimDuration::ZERO,
-                connect_retry: s(120),
-                mrai_ebgp: SimDuration::ZERO,
-                mrai_ibgp: SimDuration::ZERO,
-            },
-            TimerProfile::FrrDatacenter => Timers {
-                hold: s(9),
-                keepalive: s(3),
-                connect_delay: SimDuration::ZERO,
-                connect_retry: s(10),
-                mrai_ebgp: SimDuration::ZERO,
-                mrai_ibgp: SimDuration::ZERO,
-            },
+            TimerProfile::Frr => exact(s(180), s(60), s(120), zero, zero),
+            TimerProfile::FrrDatacenter => exact(s(9), s(3), s(10), zero, zero),
         }
     }
+}
+
+/// Where BIRD's timer jitter comes from: the simulator hands the engine the scenario's seeded
+/// stream for this purpose (`sim::rng`), so the same seed gives the same times.
+pub trait TimerJitter: std::fmt::Debug + Send + Sync {
+    /// A uniform integer in `0..=bound`.
+    fn draw(&mut self, bound: u64) -> u64;
 }
 
 impl From<TimerProfile> for Timers {
@@ -146,7 +167,15 @@ mod tests {
     fn profiles_follow_the_reference_table() {
         let bird = Timers::for_profile(TimerProfile::CalicoBird);
         assert_eq!(bird.hold, SimDuration::from_secs(240));
-        assert_eq!(bird.connect_delay, SimDuration::from_secs(1));
+        // Calico's template: connect delay 2, connect retry 5, error wait 5 backing off to 30.
+        assert_eq!(bird.connect_delay, SimDuration::from_secs(2));
+        assert_eq!(bird.connect_retry, SimDuration::from_secs(5));
+        assert_eq!(
+            (bird.error_wait, bird.error_wait_max),
+            (SimDuration::from_secs(5), SimDuration::from_secs(30))
+        );
+        assert!(bird.jitter);
+        assert!(!Timers::for_profile(TimerProfile::Frr).jitter);
         assert_eq!(bird.mrai_ebgp, SimDuration::ZERO);
         let rfc = Timers::from(TimerProfile::Rfc4271);
         assert_eq!(rfc.mrai_ebgp, SimDuration::from_secs(30));

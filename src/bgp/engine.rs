@@ -8,15 +8,21 @@
 //!
 //! The model:
 //! - A session is established one round trip after it starts connecting (connect delay on a
-//!   start, the next connect-retry tick after a failure).
+//!   start, the next connect-retry tick after a failure, never before BIRD's error wait after
+//!   a hold-timer or BFD expiry). With the calico-bird profile every timer is shortened at
+//!   random by up to 25% as BIRD does (RFC 4271 §10), from the simulator's seeded stream.
 //! - An UPDATE takes the underlay one-way latency; the receiver processes its messages one at
 //!   a time, each taking `processingDelay + perPrefixDelay × prefixes`, and its effects happen
 //!   when processing ends.
 //! - Changes decided at one instant for one peer leave in one UPDATE: a speaker marks changed
 //!   prefixes and flushes them in a `Flush` event scheduled at the same instant.
 //! - MRAI (0 in BIRD) holds announcements per peer; withdrawals are never held.
-//! - Keepalives are not messages: a crashed peer, or a multihop session that lost every path,
-//!   is detected after the hold time (the smaller of both sides') or the BFD detection time.
+//! - Keepalives are not messages, but they count: a crashed peer, or a multihop session that
+//!   lost every path, is detected a hold time (the smaller of both sides', jittered for BIRD)
+//!   after the last message heard — its last UPDATE or the last KEEPALIVE of the schedule
+//!   (one per keepalive interval from establishment) — or after the BFD detection time.
+//! - `convergedWithin` is fed the instants at which some FIB changed (a learned best route's
+//!   next hop), not every Loc-RIB change.
 //! - A router–router session over a fabric link drops at once when the link goes down.
 //! - Nothing is periodic: an Idle session waits for the change that could fix it (a speaker
 //!   up, a link up), so a quiet network schedules nothing.
@@ -32,7 +38,7 @@ use std::sync::Arc;
 use ipnet::IpNet;
 use smallvec::SmallVec;
 
-use super::config::{ExportPool, Timers};
+use super::config::{ExportPool, TimerJitter, Timers};
 use super::decision::{self, DecisionContext, RouteStatus, SourceInfo};
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::policy::{
@@ -411,6 +417,18 @@ pub(super) struct SessionRt {
     /// Per side, when the last UPDATE sent arrives: a session is a TCP stream, so a later
     /// message never overtakes an earlier one even if the path got shorter.
     last_arrival: [SimTime; 2],
+    /// When the session last became Established (KEEPALIVEs are counted from here), and its
+    /// one-way latency then.
+    established_at: SimTime,
+    latency_up: SimDuration,
+    /// What the running detection counts from: the last message heard from the silent side,
+    /// and the (jittered) hold time armed then; for the log line.
+    last_heard: SimTime,
+    hold_armed: SimDuration,
+    /// BIRD's error wait: after an error the session does not start again before this.
+    error_until: SimTime,
+    startup_delay: SimDuration,
+    last_error: Option<SimTime>,
 }
 
 const VISIT_EBGP: u8 = 1;
@@ -438,14 +456,19 @@ pub struct BgpEngine {
     finishing: Slots<Vec<(SpeakerId, u32)>>,
     options: LogOptions,
     pub(super) log: Vec<BgpLogEntry>,
-    /// The instants at which some Loc-RIB changed, each once, since the last take.
-    rib_change_times: Vec<SimTime>,
+    /// The instants at which some FIB changed (a learned best route appeared, went or took
+    /// another next hop), each once, since the last take: what `convergedWithin` measures.
+    fib_change_times: Vec<SimTime>,
     /// The last instant something worth a log line happened, whether or not the line was
     /// kept ([`LogOptions`] only decides what is written down, never what happens).
     last_activity: SimTime,
     last_rib_change: SimTime,
     pub(super) last_state_change: SimTime,
     total_updates: u64,
+    /// The LOCAL_PREF Calico nodes set on iBGP exports (Calico v3.32+), if any.
+    ibgp_local_pref: Option<u32>,
+    /// BIRD's timer jitter (`Timers::jitter`); without a source, timers are exact.
+    jitter: Option<Box<dyn TimerJitter>>,
 }
 
 impl BgpEngine {
@@ -489,12 +512,50 @@ impl BgpEngine {
             finishing: Slots::default(),
             options: LogOptions::default(),
             log: Vec::new(),
-            rib_change_times: Vec::new(),
+            fib_change_times: Vec::new(),
             last_activity: SimTime::ZERO,
             last_rib_change: SimTime::ZERO,
             last_state_change: SimTime::ZERO,
             total_updates: 0,
+            ibgp_local_pref: None,
+            jitter: None,
         }
+    }
+
+    /// The random source of BIRD's timer jitter (used when the profile's `Timers::jitter` is
+    /// set); set before [`BgpEngine::start`].
+    pub fn set_jitter(&mut self, jitter: Box<dyn TimerJitter>) {
+        self.jitter = Some(jitter);
+    }
+
+    /// A timer of `value` as BIRD starts it (`bgp_start_timer`, RFC 4271 §10): shortened by a
+    /// uniform random amount of 0 to 25%, in microseconds; exact for the FRR and RFC profiles.
+    pub(super) fn timer(&mut self, value: SimDuration) -> SimDuration {
+        match self.jitter.as_mut().filter(|_| self.timers.jitter) {
+            Some(j) => {
+                let us = value.as_nanos() / 1000;
+                let cut = j.draw(us / 4);
+                SimDuration::from_nanos((us - cut) * 1000)
+            }
+            None => value,
+        }
+    }
+
+    /// When a session starting now connects: after the connect delay of whichever side's
+    /// timer fires first (each side runs its own), and not before an error wait ends.
+    pub(super) fn connect_at(&mut self, now: SimTime, x: SessionId) -> SimTime {
+        let cd = self.timers.connect_delay;
+        let mut delay = self.timer(cd);
+        if self.sessions[x.index()].b.is_some() {
+            delay = delay.min(self.timer(cd));
+        }
+        now.max(self.srt[x.index()].error_until) + delay
+    }
+
+    /// Calico nodes give every route they send over iBGP this LOCAL_PREF (Calico v3.32+,
+    /// [`super::config::CALICO_IBGP_LOCAL_PREF`]); set before [`BgpEngine::start`].
+    pub fn set_ibgp_local_pref(&mut self, local_pref: Option<u32>) {
+        self.ibgp_local_pref = local_pref;
     }
 
     pub fn set_log_options(&mut self, options: LogOptions) {
@@ -534,7 +595,8 @@ impl BgpEngine {
                 .is_none_or(|r| !r.is_permanent())
             {
                 self.srt[x.index()].idle_since = now;
-                self.connect(now, x, now + self.timers.connect_delay, &mut out);
+                let at = self.connect_at(now, x);
+                self.connect(now, x, at, &mut out);
             }
         }
         out
@@ -704,7 +766,8 @@ impl BgpEngine {
                     &mut out,
                 );
             }
-            self.connect(now, x, now + self.timers.connect_delay, &mut out);
+            let at = self.connect_at(now, x);
+            self.connect(now, x, at, &mut out);
         }
         out
     }
@@ -998,10 +1061,11 @@ impl BgpEngine {
         std::mem::take(&mut self.log)
     }
 
-    /// Drains the instants (ascending, each once) at which some Loc-RIB changed since the
-    /// last call.
-    pub fn take_rib_change_times(&mut self) -> Vec<SimTime> {
-        std::mem::take(&mut self.rib_change_times)
+    /// Drains the instants (ascending, each once) at which some FIB changed since the last
+    /// call: a learned best route appeared, went, or changed its next hop. A best-path change
+    /// that leaves the next hop as it was (another reflector's copy) is not one (SPEC §2.6).
+    pub fn take_fib_change_times(&mut self) -> Vec<SimTime> {
+        std::mem::take(&mut self.fib_change_times)
     }
 
     /// The last instant something happened that the full log would have a line for.
@@ -1103,7 +1167,11 @@ impl BgpEngine {
         let sess = &mut self.sessions[x.index()];
         sess.state = SessionState::Established;
         sess.reason = None;
-        self.srt[x.index()].mrai_until = [SimTime::ZERO; 2];
+        let latency = sess.latency.unwrap_or_default();
+        let r = &mut self.srt[x.index()];
+        r.mrai_until = [SimTime::ZERO; 2];
+        r.established_at = now;
+        r.latency_up = latency;
         self.last_state_change = now;
         let subject = self.session_subject(x);
         let sess = &self.sessions[x.index()];
@@ -1122,12 +1190,8 @@ impl BgpEngine {
         }
     }
 
-    /// The detection time of a session whose peer went silent: BFD when enabled, else the
-    /// smaller of the two hold times.
-    fn detection_time(&self, x: SessionId) -> SimDuration {
-        if let Some(bfd) = self.settings.bfd {
-            return bfd.detection_time();
-        }
+    /// The hold time in use on a session: the smaller of the two sides' (RFC 4271 §4.2).
+    fn hold_time(&self, x: SessionId) -> SimDuration {
         let sess = &self.sessions[x.index()];
         let hold = |s: SpeakerId| {
             self.speakers[s.index()]
@@ -1138,8 +1202,79 @@ impl BgpEngine {
         sess.b.map_or(a, |b| a.min(hold(b)))
     }
 
+    /// The keepalive interval that goes with `hold`: the profile's, or a third of a smaller
+    /// negotiated hold time (BIRD's default, `keepalive time` = hold / 3).
+    fn keepalive_time(&self, hold: SimDuration) -> SimDuration {
+        if hold == self.timers.hold {
+            self.timers.keepalive
+        } else {
+            SimDuration::from_nanos(hold.as_nanos() / 3)
+        }
+    }
+
+    /// When the side `side` of `x`, silent from `now` on, last got a message through: its last
+    /// UPDATE's arrival, or the arrival of the last KEEPALIVE it sent before `now` (one every
+    /// keepalive interval from establishment, each interval jittered as BIRD starts it).
+    fn last_heard_from(&mut self, now: SimTime, x: SessionId, side: usize) -> SimTime {
+        let hold = self.hold_time(x);
+        let keepalive = self.keepalive_time(hold);
+        let r = &self.srt[x.index()];
+        let (start, latency, update) = (r.established_at, r.latency_up, r.last_arrival[side]);
+        let mut sent = start;
+        if keepalive > SimDuration::ZERO {
+            if self.timers.jitter && self.jitter.is_some() {
+                loop {
+                    let next = sent + self.timer(keepalive);
+                    if next >= now {
+                        break;
+                    }
+                    sent = next;
+                }
+            } else if now > start {
+                let n = (now - start).as_nanos().saturating_sub(1) / keepalive.as_nanos();
+                sent = start + SimDuration::from_nanos(n * keepalive.as_nanos());
+            }
+        }
+        (sent + latency).max(update)
+    }
+
+    /// Starts timing out a session whose peer (`PeerDown`) or path (`PathLost`) went silent
+    /// at `now`: BFD detects after its detection time; otherwise a hold timer expires `hold`
+    /// (jittered for BIRD) after the last message it heard, which may be before `now`.
     fn arm_detection(&mut self, now: SimTime, x: SessionId, why: Detecting, out: &mut Scheduled) {
-        let at = now + self.detection_time(x);
+        let at = if let Some(bfd) = self.settings.bfd {
+            let r = &mut self.srt[x.index()];
+            r.last_heard = now;
+            r.hold_armed = bfd.detection_time();
+            now + bfd.detection_time()
+        } else {
+            let sess = &self.sessions[x.index()];
+            let silent: SmallVec<[usize; 2]> = match why {
+                Detecting::PeerDown => [0, 1]
+                    .into_iter()
+                    .filter(|side| {
+                        let s = if *side == 0 { Some(sess.a) } else { sess.b };
+                        s.is_some_and(|s| !self.rt[s.index()].up)
+                    })
+                    .collect(),
+                Detecting::PathLost => [0, 1].into_iter().collect(),
+            };
+            let hold = self.hold_time(x);
+            let mut best: Option<(SimTime, SimTime, SimDuration)> = None;
+            for side in silent {
+                let heard = self.last_heard_from(now, x, side);
+                let armed = self.timer(hold);
+                let expiry = (heard + armed).max(now);
+                if best.is_none_or(|(t, _, _)| expiry < t) {
+                    best = Some((expiry, heard, armed));
+                }
+            }
+            let (at, heard, armed) = best.unwrap_or((now + hold, now, hold));
+            let r = &mut self.srt[x.index()];
+            r.last_heard = heard;
+            r.hold_armed = armed;
+            at
+        };
         let r = &mut self.srt[x.index()];
         r.detection += 1;
         r.detecting = Some(why);
@@ -1175,20 +1310,24 @@ impl BgpEngine {
             None if sess.latency.is_none() => IdleReason::NoUnderlayPath,
             None => return,
         };
-        let how = if self.settings.bfd.is_some() {
-            "BFD"
+        let r = &self.srt[x.index()];
+        let what = if self.settings.bfd.is_some() {
+            format!("BFD detected the failure after {}", r.hold_armed)
         } else {
-            "hold timer"
+            format!(
+                "hold timer ({} armed) expired, last message heard at {}",
+                r.hold_armed, r.last_heard
+            )
         };
-        let detected = self.detection_time(x);
         let subject = self.session_subject(x);
         self.note(
             now,
             BgpLogKind::SessionDown,
             subject,
-            format!("{how} expired after {detected}: {reason}"),
+            format!("{what}: {reason}"),
         );
         self.session_down(now, x, reason, out);
+        self.error_wait(now, x);
     }
 
     /// Ends an Established (or connecting) session: both live ends drop the routes learned
@@ -1227,16 +1366,40 @@ impl BgpEngine {
         }
     }
 
-    /// The first connect-retry tick at or after `now`, counted from when the session went Idle.
-    fn next_retry(&self, x: SessionId, now: SimTime) -> SimTime {
-        let retry = self.timers.connect_retry.as_nanos();
-        let since = self.srt[x.index()].idle_since;
-        if retry == 0 {
-            return now;
+    /// The first connect-retry tick at or after `now`, counted from when the session went Idle
+    /// (BIRD's retry interval jittered once for the wait), and not before an error wait ends.
+    fn next_retry(&mut self, x: SessionId, now: SimTime) -> SimTime {
+        let retry = self.timer(self.timers.connect_retry).as_nanos();
+        let r = &self.srt[x.index()];
+        let since = r.idle_since.max(r.error_until);
+        if retry == 0 || now < since {
+            return now.max(since);
         }
         let elapsed = (now - since).as_nanos();
         let ticks = elapsed.div_ceil(retry).max(1);
         since + SimDuration::from_nanos(ticks.saturating_mul(retry))
+    }
+
+    /// A session ended in an error (its hold timer or BFD): BIRD restarts it only after the
+    /// error wait, which doubles when errors follow each other within `Timers::ERROR_FORGET`
+    /// (`bgp_update_startup_delay`).
+    fn error_wait(&mut self, now: SimTime, x: SessionId) {
+        let (min, max) = (self.timers.error_wait, self.timers.error_wait_max);
+        if min == SimDuration::ZERO {
+            return;
+        }
+        let r = &self.srt[x.index()];
+        let recent = r.last_error.is_some_and(|t| now - t < Timers::ERROR_FORGET);
+        let delay = if recent && r.startup_delay > SimDuration::ZERO {
+            r.startup_delay.saturating_mul(2).min(max)
+        } else {
+            min
+        };
+        let armed = self.timer(delay);
+        let r = &mut self.srt[x.index()];
+        r.startup_delay = delay;
+        r.last_error = Some(now);
+        r.error_until = now + armed;
     }
 
     fn recompute_latencies(&mut self, topology: &Topology) {
@@ -1529,6 +1692,14 @@ impl BgpEngine {
                 (Some((sa, aa)), Some((sb, ab))) => sa != sb || !(Arc::ptr_eq(aa, ab) || aa == ab),
                 _ => true,
             };
+            // What a FIB is built from: the next hop of a learned best route (an originated
+            // one is the node's own blackhole or pod route, which IPAM decides).
+            let fib = |b: &Option<(RouteSource, Attrs)>| {
+                b.as_ref()
+                    .filter(|(src, _)| *src != RouteSource::Local)
+                    .map(|(_, a)| a.next_hop)
+            };
+            let fib_changed = fib(&before) != fib(&after);
             if changed {
                 match (before.is_some(), after.is_some()) {
                     (false, true) => rib.loc_rib_len += 1,
@@ -1536,15 +1707,16 @@ impl BgpEngine {
                     _ => {}
                 }
             }
-            changed
+            (changed, fib_changed)
         });
+        let (changed, fib_changed) = changed;
         if !changed {
             return;
         }
         self.last_rib_change = now;
         let net = self.prefixes.net(p);
-        if self.rib_change_times.last() != Some(&now) {
-            self.rib_change_times.push(now);
+        if fib_changed && self.fib_change_times.last() != Some(&now) {
+            self.fib_change_times.push(now);
         }
         if self.options.routes {
             let outcome = match self.rt[s.index()]
@@ -1769,7 +1941,13 @@ impl BgpEngine {
                     .map_or(me.router_id, |p| self.speakers[p.index()].router_id)
             }
         };
-        let attrs = Arc::new(export_attrs(&adv.attrs, key, me, learned_from));
+        let attrs = Arc::new(export_attrs(
+            &adv.attrs,
+            key,
+            me,
+            learned_from,
+            self.ibgp_local_pref,
+        ));
         memo.push((key, attrs.clone()));
         Some(attrs)
     }

@@ -190,13 +190,22 @@ pub fn may_send(
 
 /// The attributes `me` sends a route with, for `key`. `learned_from` is the BGP Identifier of
 /// the peer the route came from (it becomes the ORIGINATOR_ID when first reflected).
+/// `ibgp_local_pref`: the LOCAL_PREF a Calico node's export filter sets on every route it sends
+/// over iBGP (Calico v3.32+, REFERENCE §4.4); routers leave LOCAL_PREF as it is.
 pub fn export_attrs(
     attrs: &PathAttributes,
     key: ExportKey,
     me: &Speaker,
     learned_from: IpAddr,
+    ibgp_local_pref: Option<u32>,
 ) -> PathAttributes {
     let mut out = attrs.clone();
+    if let Some(pref) = ibgp_local_pref
+        && !key.ebgp
+        && !me.is_router()
+    {
+        out.local_pref = pref;
+    }
     if key.next_hop_self {
         out.next_hop = me.address;
     }
@@ -415,6 +424,51 @@ mod tests {
     }
 
     #[test]
+    fn calico_v3_32_sets_its_ibgp_local_pref_on_nodes_only() {
+        // REFERENCE §4.4: from v3.32 Calico's export filter gives every route a node sends
+        // over iBGP local-pref 2147482623; eBGP never carries LOCAL_PREF (RFC 4271 §5.1.5)
+        // and a router (operator-configured FRR) does not run Calico's filter.
+        let mut node = Speaker {
+            id: SpeakerId(0),
+            device: DeviceId(0),
+            name: "n".into(),
+            node: Some(crate::model::topology::NodeId(0)),
+            rack: None,
+            as_number: 64512,
+            router_id: ip("10.6.0.10"),
+            address: ip("10.6.0.10"),
+            cluster_id: None,
+            up: true,
+            hold_time: None,
+        };
+        let a = PathAttributes::local(ip("10.6.0.10"));
+        let ibgp = ExportKey {
+            ebgp: false,
+            next_hop_self: true,
+            reflect: false,
+        };
+        let pref = Some(crate::bgp::config::CALICO_IBGP_LOCAL_PREF);
+        assert_eq!(
+            export_attrs(&a, ibgp, &node, node.router_id, pref).local_pref,
+            2147482623
+        );
+        assert_eq!(
+            export_attrs(&a, ibgp, &node, node.router_id, None).local_pref,
+            100
+        );
+        let ebgp = ExportKey { ebgp: true, ..ibgp };
+        assert_eq!(
+            export_attrs(&a, ebgp, &node, node.router_id, pref).local_pref,
+            100
+        );
+        node.node = None;
+        assert_eq!(
+            export_attrs(&a, ibgp, &node, node.router_id, pref).local_pref,
+            100
+        );
+    }
+
+    #[test]
     fn next_hop_self_except_third_party_on_routers_and_keep_on_ibgp_nodes() {
         let inside = PathAttributes::local(ip("10.6.0.10"));
         let outside = PathAttributes::local(ip("10.7.0.10"));
@@ -487,7 +541,7 @@ mod tests {
             next_hop_self: true,
             reflect: false,
         };
-        let out = export_attrs(&a, key, &me, ip("10.9.9.9"));
+        let out = export_attrs(&a, key, &me, ip("10.9.9.9"), None);
         assert_eq!(out.as_path, [65101, 65100]);
         assert_eq!(out.next_hop, ip("10.6.0.1"));
         assert_eq!(out.originator_id, None);
@@ -498,7 +552,7 @@ mod tests {
             reflect: true,
         };
         let plain = PathAttributes::local(ip("10.6.0.10"));
-        let out = export_attrs(&plain, key, &me, ip("10.6.0.10"));
+        let out = export_attrs(&plain, key, &me, ip("10.6.0.10"), None);
         assert_eq!(out.originator_id, Some(ip("10.6.0.10")));
         assert_eq!(out.cluster_list, [ip("10.6.0.1")]);
         // And the receiver-side loop checks catch what comes back from a client; from a

@@ -227,7 +227,8 @@ impl BgpEngine {
 
         for x in starting {
             self.srt[x.index()].idle_since = now;
-            self.connect(now, x, now + self.timers.connect_delay, &mut out);
+            let at = self.connect_at(now, x);
+            self.connect(now, x, at, &mut out);
         }
         out
     }

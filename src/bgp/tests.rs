@@ -266,8 +266,8 @@ fn a_mesh_of_n_nodes_has_n_choose_2_sessions_and_converges() {
             .unwrap();
         assert_eq!(
             up.time,
-            secs(1) + SimDuration::from_micros(40),
-            "connect delay 1s + RTT 2 × 20us"
+            secs(2) + SimDuration::from_micros(40),
+            "Calico's connect delay 2s (no jitter source: exact) + RTT 2 × 20us"
         );
         // Every node sent its block once to each peer, in one UPDATE per session.
         assert_eq!(net.engine.total_updates() as usize, n * (n - 1));
@@ -619,9 +619,17 @@ fn as_per_node_carries_a_pod_block_over_ebgp_and_rejects_as_path_loops() {
 
 #[test]
 fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
-    for (bfd, detect) in [
-        (None, SimDuration::from_secs(240)),
-        (Some(Bfd::DEFAULT), SimDuration::from_millis(1500)),
+    // Sessions come up at E = 2s + 40us (connect delay, round trip of 2 × 20us); r0n2's
+    // block leaves in the first UPDATE at E and arrives at E + 20us. r0n2 crashes at 10s.
+    // Hold timer (SPEC §3.4): restarted by every message; r0n2's last message is that UPDATE
+    // (its first KEEPALIVE would be at E + 80s), so r0n0 detects at E + 20us + 240s =
+    // 242.00006s, well before 10s + 240s. BFD: 1.5s after the crash.
+    for (bfd, detected_at) in [
+        (None, secs(242) + SimDuration::from_micros(60)),
+        (
+            Some(Bfd::DEFAULT),
+            secs(10) + SimDuration::from_millis(1500),
+        ),
     ] {
         let t = topology(
             &[RackSpec {
@@ -638,7 +646,8 @@ fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
         let d = net.dev("r0n2");
         let evs = net.engine.speaker_down(net.now, d);
         net.push(evs);
-        let just_before = secs(10) + SimDuration::from_nanos(detect.as_nanos() - 1);
+        let just_before =
+            SimTime::ZERO + SimDuration::from_nanos((detected_at - SimTime::ZERO).as_nanos() - 1);
         net.run_until(just_before);
         assert!(
             net.best("r0n0", "10.244.2.0/26").is_some(),
@@ -648,10 +657,10 @@ fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
             net.session_between("r0n0", "r0n2").state,
             SessionState::Established
         );
-        net.run_until(secs(10) + detect);
+        net.run_until(detected_at);
         assert!(
             net.best("r0n0", "10.244.2.0/26").is_none(),
-            "detected at {detect}"
+            "detected at {detected_at}"
         );
         let s = net.session_between("r0n0", "r0n2");
         assert_eq!(s.state, SessionState::Idle);
@@ -1051,4 +1060,139 @@ fn scale_5000_nodes_3_reflectors() {
         net.engine.last_rib_change()
     );
     assert_eq!(net.engine.rib_size(net.dev("r49n99")), 10_000);
+}
+
+#[test]
+fn a_best_path_change_that_keeps_the_next_hop_is_no_fib_change() {
+    // SPEC §2.6: `convergedWithin` measures FIB changes. r0n4 (a client of three same-cluster
+    // reflectors) prefers r0n0's copy of r0n3's block (lowest peer address). When r0n0 dies,
+    // its best becomes r0n1's copy: another Loc-RIB route, the same next hop r0n3, so no FIB
+    // changes anywhere (the reflectors' own best is the client's direct announcement).
+    let mut net = reflected(5, true);
+    net.originate("r0n3", "10.244.3.0/26");
+    net.settle();
+    assert!(
+        !net.engine.take_fib_change_times().is_empty(),
+        "the block was learned"
+    );
+    let rib_before = net.engine.last_rib_change();
+    let d = net.dev("r0n0");
+    let evs = net.engine.speaker_down(net.now, d);
+    net.push(evs);
+    net.settle();
+    let e = net.entry("r0n4", "10.244.3.0/26").unwrap();
+    assert_eq!(e.routes[0].from, Some(net.dev("r0n1")));
+    assert!(
+        net.engine.last_rib_change() > rib_before,
+        "r0n4's Loc-RIB changed"
+    );
+    assert_eq!(net.engine.take_fib_change_times(), Vec::<SimTime>::new());
+    assert_eq!(net.next_hop_name("r0n4", "10.244.3.0/26").unwrap(), "r0n3");
+}
+
+/// A jitter source that always shortens a timer by the full 25% (BIRD's largest cut).
+#[derive(Debug)]
+struct MaxJitter;
+
+impl config::TimerJitter for MaxJitter {
+    fn draw(&mut self, bound: u64) -> u64 {
+        bound
+    }
+}
+
+#[test]
+fn bird_jitters_its_timers_and_hold_counts_from_the_last_keepalive() {
+    // calico-bird with every timer cut by the full 25% (REFERENCE §4.4): the connect delay
+    // of 2s becomes 1.5s, so E = 1.5s + 40us. KEEPALIVEs every 80s × 0.75 = 60s from E: at
+    // E + 60s and E + 120s (< the crash at 130s), arriving 20us later. The hold timer, armed
+    // at 240s × 0.75 = 180s after that last KEEPALIVE, expires at E + 300s + 20us =
+    // 301.50006s — not at 130s + 240s.
+    let t = topology(
+        &[RackSpec {
+            nodes: 2,
+            node_bgp: plain,
+        }],
+        false,
+    );
+    let peering = plan(&t, &BgpConfig::default(), &[], true);
+    let mut engine = BgpEngine::new(
+        &t,
+        peering,
+        Timers::for_profile(TimerProfile::CalicoBird),
+        &settings(),
+    );
+    engine.set_jitter(Box::new(MaxJitter));
+    let pools = vec![ExportPool {
+        cidr: cidr("10.240.0.0/12"),
+        disable_bgp_export: false,
+    }];
+    let _ = engine.set_pools(SimTime::ZERO, pools);
+    let mut net = Net::with(
+        t,
+        &BgpConfig::default(),
+        &[],
+        TimerProfile::CalicoBird,
+        settings(),
+    );
+    // Replace the test bed's engine by the jittered one, started the same way.
+    net.queue.clear();
+    net.engine = engine;
+    let evs = net.engine.start(SimTime::ZERO);
+    net.push(evs);
+    net.originate("r0n1", "10.244.1.0/26");
+    net.run_until(secs(130));
+    let up = net
+        .log
+        .iter()
+        .find(|e| e.kind == BgpLogKind::SessionEstablished)
+        .unwrap();
+    assert_eq!(up.time, SimTime::ZERO + SimDuration::from_micros(1_500_040));
+    let d = net.dev("r0n1");
+    let evs = net.engine.speaker_down(net.now, d);
+    net.push(evs);
+    net.settle();
+    let down = net
+        .log
+        .iter()
+        .find(|e| e.kind == BgpLogKind::SessionDown)
+        .unwrap();
+    assert_eq!(
+        down.time,
+        SimTime::ZERO + SimDuration::from_micros(301_500_060)
+    );
+    assert!(
+        down.outcome.contains("hold timer (3m armed)"),
+        "{}",
+        down.outcome
+    );
+}
+
+#[test]
+fn frr_uses_exact_timers_and_detects_hold_after_the_last_keepalive() {
+    // frr-datacenter: hold 9s, keepalive 3s, no connect delay, no jitter. E = 40us; r0n1's
+    // KEEPALIVEs leave at E + 3s, 6s, 9s (< the crash at 10s) and the last arrives at
+    // 9.00006s: detection at 18.00006s, not at 10s + 9s.
+    let t = topology(
+        &[RackSpec {
+            nodes: 2,
+            node_bgp: plain,
+        }],
+        false,
+    );
+    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::FrrDatacenter);
+    net.originate("r0n1", "10.244.1.0/26");
+    net.run_until(secs(10));
+    let d = net.dev("r0n1");
+    let evs = net.engine.speaker_down(net.now, d);
+    net.push(evs);
+    net.settle();
+    let down = net
+        .log
+        .iter()
+        .find(|e| e.kind == BgpLogKind::SessionDown)
+        .unwrap();
+    assert_eq!(
+        down.time,
+        SimTime::ZERO + SimDuration::from_micros(18_000_060)
+    );
 }

@@ -1,14 +1,50 @@
 //! `podnet routes`: a node's or router's BGP Loc-RIB in the style of `birdc show route all`
 //! (every candidate, the best marked with `*`, and the rule that decided), or its FIB in the
 //! style of `ip route`.
+//!
+//! As in `birdc`, the number in parentheses is the route's preference (REFERENCE §4.3: static
+//! 200, kernel 10, BGP 100), not its LOCAL_PREF, which is shown with the other attributes. A
+//! node's own block is Calico's static `blackhole` route; a borrowed /32 (or a /32 block) is
+//! the kernel route to the pod's interface that BIRD learns, not a blackhole.
 
 use serde_json::json;
 
 use super::common::with_state_at;
 use super::trace::entry_text;
 use super::{Format, RouteTableArg, RoutesArgs, exit};
-use crate::bgp::{BestBecause, RibEntry, RouteStatus};
+use crate::bgp::{BestBecause, RibEntry, RibRoute, RouteStatus};
 use crate::forwarding::Origin;
+use ipnet::IpNet;
+
+/// Which BIRD protocol a Loc-RIB route belongs to, as `birdc show route` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    /// Learned from a peer.
+    Bgp,
+    /// Calico's `blackhole` for one of the node's own blocks.
+    StaticBlackhole,
+    /// The kernel route Felix programs to a local pod's interface (a borrowed /32).
+    KernelPod,
+}
+
+impl Protocol {
+    fn of(route: &RibRoute, prefix: IpNet, blackholes: &[IpNet]) -> Protocol {
+        match route.from {
+            Some(_) => Protocol::Bgp,
+            None if blackholes.contains(&prefix) => Protocol::StaticBlackhole,
+            None => Protocol::KernelPod,
+        }
+    }
+
+    /// BIRD's default preference of the protocol's routes.
+    fn preference(self) -> u32 {
+        match self {
+            Protocol::Bgp => 100,
+            Protocol::StaticBlackhole => 200,
+            Protocol::KernelPod => 10,
+        }
+    }
+}
 
 pub fn run(args: &RoutesArgs) -> i32 {
     with_state_at(&args.scenario, args.at.as_deref(), |_, world, snap| {
@@ -36,6 +72,14 @@ pub fn run(args: &RoutesArgs) -> i32 {
                     return exit::INVALID;
                 };
                 let rib = bgp.loc_rib(device);
+                // The node's own blocks are the prefixes its FIB blackholes.
+                let blackholes: Vec<IpNet> = snap
+                    .dataplane
+                    .entries(device)
+                    .iter()
+                    .filter(|e| e.origin == Origin::Blackhole)
+                    .map(|e| e.prefix)
+                    .collect();
                 match args.format {
                     Format::Text => {
                         outln!(
@@ -45,11 +89,14 @@ pub fn run(args: &RoutesArgs) -> i32 {
                             rib.len()
                         );
                         for entry in &rib {
-                            out!("{}", rib_text(entry, &name));
+                            out!("{}", rib_text(entry, &blackholes, &name));
                         }
                     }
                     Format::Json => {
-                        let v: Vec<_> = rib.iter().map(|e| rib_json(e, &name)).collect();
+                        let v: Vec<_> = rib
+                            .iter()
+                            .map(|e| rib_json(e, &blackholes, &name))
+                            .collect();
                         outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
                     }
                 }
@@ -104,7 +151,11 @@ fn why(status: &RouteStatus) -> String {
     }
 }
 
-fn rib_text(entry: &RibEntry, name: &dyn Fn(crate::model::topology::DeviceId) -> String) -> String {
+fn rib_text(
+    entry: &RibEntry,
+    blackholes: &[IpNet],
+    name: &dyn Fn(crate::model::topology::DeviceId) -> String,
+) -> String {
     let mut out = String::new();
     for (i, r) in entry.routes.iter().enumerate() {
         let prefix = if i == 0 {
@@ -117,9 +168,11 @@ fn rib_text(entry: &RibEntry, name: &dyn Fn(crate::model::topology::DeviceId) ->
         } else {
             ""
         };
-        let from = match r.from {
-            Some(d) => format!("{} {}", name(d), if r.ebgp { "ebgp" } else { "ibgp" }),
-            None => "originated here".to_string(),
+        let protocol = Protocol::of(r, entry.prefix, blackholes);
+        let from = match (r.from, protocol) {
+            (Some(d), _) => format!("{} {}", name(d), if r.ebgp { "ebgp" } else { "ibgp" }),
+            (None, Protocol::KernelPod) => "kernel, local pod".to_string(),
+            (None, _) => "static, originated here".to_string(),
         };
         let path = if r.attrs.as_path.is_empty() {
             "i".to_string()
@@ -136,10 +189,11 @@ fn rib_text(entry: &RibEntry, name: &dyn Fn(crate::model::topology::DeviceId) ->
         };
         out.push_str(&format!(
             "{prefix:<20} unicast [{from}]{best} ({}) [{path}]\n",
-            r.attrs.local_pref
+            protocol.preference()
         ));
-        let nh = match (r.from, r.next_hop_device) {
-            (None, _) => "blackhole".to_string(),
+        let nh = match (protocol, r.next_hop_device) {
+            (Protocol::StaticBlackhole, _) => "blackhole".to_string(),
+            (Protocol::KernelPod, _) => "dev cali (local pod)".to_string(),
             (_, Some(d)) => format!("via {} on {}", r.attrs.next_hop, name(d)),
             (_, None) => format!("via {} (unresolved)", r.attrs.next_hop),
         };
@@ -158,8 +212,9 @@ fn rib_text(entry: &RibEntry, name: &dyn Fn(crate::model::topology::DeviceId) ->
             .originator_id
             .map_or(String::new(), |o| format!("  originator {o}"));
         out.push_str(&format!(
-            "\t{nh}  origin {}  cluster-list {clusters}{originator}  {}\n",
+            "\t{nh}  origin {}  local-pref {}  cluster-list {clusters}{originator}  {}\n",
             r.attrs.origin.as_str(),
+            r.attrs.local_pref,
             why(&r.status)
         ));
     }
@@ -168,14 +223,28 @@ fn rib_text(entry: &RibEntry, name: &dyn Fn(crate::model::topology::DeviceId) ->
 
 fn rib_json(
     entry: &RibEntry,
+    blackholes: &[IpNet],
     name: &dyn Fn(crate::model::topology::DeviceId) -> String,
 ) -> serde_json::Value {
     json!({
         "prefix": entry.prefix.to_string(),
-        "routes": entry.routes.iter().map(|r| json!({
+        "routes": entry.routes.iter().map(|r| {
+            let protocol = Protocol::of(r, entry.prefix, blackholes);
+            json!({
             "from": r.from.map(name),
-            "type": if r.from.is_none() { "local" } else if r.ebgp { "ebgp" } else { "ibgp" },
-            "nextHop": r.attrs.next_hop.to_string(),
+            "type": match protocol {
+                Protocol::StaticBlackhole => "blackhole",
+                Protocol::KernelPod => "localPod",
+                Protocol::Bgp if r.ebgp => "ebgp",
+                Protocol::Bgp => "ibgp",
+            },
+            "protocol": match protocol {
+                Protocol::Bgp => "bgp",
+                Protocol::StaticBlackhole => "static",
+                Protocol::KernelPod => "kernel",
+            },
+            "preference": protocol.preference(),
+            "nextHop": (protocol == Protocol::Bgp).then(|| r.attrs.next_hop.to_string()),
             "nextHopDevice": r.next_hop_device.map(name),
             "asPath": r.attrs.as_path,
             "origin": r.attrs.origin.as_str(),
@@ -184,6 +253,6 @@ fn rib_json(
             "clusterList": r.attrs.cluster_list.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "best": matches!(r.status, RouteStatus::Best(_)),
             "why": why(&r.status),
-        })).collect::<Vec<_>>(),
+        })}).collect::<Vec<_>>(),
     })
 }

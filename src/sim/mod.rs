@@ -28,7 +28,7 @@ use crate::bgp::{self, BgpEngine, BgpEvent, LogOptions};
 use crate::ipam::calico::IpamChange;
 use crate::model::action::{Action, DeletePods};
 use crate::model::expect::{Check, RouteTable};
-use crate::model::network::{CalicoBackend, Cni};
+use crate::model::network::{CalicoBackend, CalicoProfile, Cni};
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, NodeId, Topology};
 use crate::model::workload::{PodStatus, WorkloadKind};
@@ -183,8 +183,9 @@ pub struct Simulation<'s> {
     pool_usage: PoolUsageSeries,
     /// Which speaker originated each prefix, for withdrawals.
     originators: BTreeMap<IpNet, DeviceId>,
-    /// When any speaker's Loc-RIB changed, in time order.
-    rib_changes: Vec<SimTime>,
+    /// When any speaker's FIB changed (a learned best route's next hop), in time order: what
+    /// `convergedWithin` measures (SPEC §2.6).
+    fib_changes: Vec<SimTime>,
     /// IPAM garbage-collection checks already scheduled, by time.
     gc_scheduled: BTreeSet<SimTime>,
     /// Retries already scheduled for addresses that time alone frees, by time.
@@ -302,7 +303,7 @@ impl<'s> Simulation<'s> {
             timed_retries: BTreeSet::new(),
             pool_usage: PoolUsageSeries::default(),
             originators: BTreeMap::new(),
-            rib_changes: Vec::new(),
+            fib_changes: Vec::new(),
             last_change: SimTime::ZERO,
             notes,
         };
@@ -451,7 +452,7 @@ impl<'s> Simulation<'s> {
             &self.scenario.workloads,
             snapshot::BgpView {
                 now: self.now,
-                rib_changes: &self.rib_changes,
+                fib_changes: &self.fib_changes,
                 action_times: &action_times,
                 ribs_of: &ribs_of,
             },
@@ -589,6 +590,16 @@ impl<'s> Simulation<'s> {
         let timers = bgp::Timers::for_profile(self.scenario.profile.bgp_timers);
         let mut engine = BgpEngine::new(&self.world.topology, peering, timers, &network.bgp);
         engine.set_log_options(bgp_log);
+        // Calico's v3.32+ BIRD templates set local-pref on every iBGP export (REFERENCE §4.4).
+        let v3_32 = matches!(
+            self.scenario.profile.calico,
+            CalicoProfile::V3_32 | CalicoProfile::V3_33
+        );
+        engine.set_ibgp_local_pref(v3_32.then_some(bgp::config::CALICO_IBGP_LOCAL_PREF));
+        engine.set_jitter(Box::new(Stream::new(
+            self.scenario.seed,
+            Purpose::BgpTimers,
+        )));
         let pools = match &self.world.addressing {
             Addressing::Calico(ipam) => ipam
                 .pool_names()
@@ -636,9 +647,9 @@ impl<'s> Simulation<'s> {
         let Some(bgp) = self.world.control.bgp.as_mut() else {
             return;
         };
-        for time in bgp.take_rib_change_times() {
-            if self.rib_changes.last() != Some(&time) {
-                self.rib_changes.push(time);
+        for time in bgp.take_fib_change_times() {
+            if self.fib_changes.last() != Some(&time) {
+                self.fib_changes.push(time);
             }
         }
         self.last_change = self.last_change.max(bgp.last_activity());

@@ -14,6 +14,8 @@ pub enum Purpose {
     Scheduling = 1,
     /// Anything a later layer needs, such as jitter, without disturbing scheduling.
     Jitter = 2,
+    /// BIRD's BGP timer jitter (connect delay, connect retry, keepalive, hold, error wait).
+    BgpTimers = 3,
 }
 
 /// One purpose's random stream.
@@ -33,6 +35,12 @@ impl Stream {
     pub fn index(&mut self, n: usize) -> usize {
         debug_assert!(n > 0);
         self.rng.random_range(0..n)
+    }
+}
+
+impl crate::bgp::config::TimerJitter for Stream {
+    fn draw(&mut self, bound: u64) -> u64 {
+        self.rng.random_range(0..=bound)
     }
 }
 

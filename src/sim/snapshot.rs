@@ -159,11 +159,11 @@ pub struct Snapshot {
     pub bgp: Option<BgpState>,
 }
 
-/// What the engine knows about BGP beyond the engine itself: when the RIBs changed and when
+/// What the engine knows about BGP beyond the engine itself: when the FIBs changed and when
 /// scenario events happened (for `convergedWithin`), and whose Loc-RIBs to keep.
 pub struct BgpView<'a> {
     pub now: SimTime,
-    pub rib_changes: &'a [SimTime],
+    pub fib_changes: &'a [SimTime],
     pub action_times: &'a [SimTime],
     pub ribs_of: &'a [String],
 }
@@ -204,7 +204,7 @@ fn bgp_state(engine: &BgpEngine, topo: &Topology, view: &BgpView<'_>) -> BgpStat
             }
         })
         .collect();
-    // E: the latest scenario event at or before now; the last RIB change in (E, now].
+    // E: the latest scenario event at or before now; the last FIB change in (E, now].
     let event = view
         .action_times
         .iter()
@@ -213,7 +213,7 @@ fn bgp_state(engine: &BgpEngine, topo: &Topology, view: &BgpView<'_>) -> BgpStat
         .max()
         .unwrap_or(SimTime::ZERO);
     let last_change = view
-        .rib_changes
+        .fib_changes
         .iter()
         .copied()
         .filter(|t| *t > event && *t <= view.now)
