@@ -799,21 +799,23 @@ impl PolicyDecoder<'_> {
                 _ => vec![Rule::any(Action::Deny)],
             });
         }
-        let mut by_protocol: BTreeMap<Option<Protocol>, Vec<PortMatch>> = BTreeMap::new();
-        let mut all_ports: Vec<Protocol> = Vec::new();
+        // Ports grouped by protocol (a named port has none of its own); `None` = every port
+        // of that protocol.
+        let mut by_protocol: BTreeMap<Option<Protocol>, Option<Vec<PortMatch>>> = BTreeMap::new();
         for (protocol, port) in ports {
-            match (protocol, port) {
-                (Some(p), None) => all_ports.push(p),
-                (p, Some(port)) => by_protocol.entry(p).or_default().push(port),
-                (None, None) => {}
+            let entry = by_protocol
+                .entry(protocol)
+                .or_insert_with(|| Some(Vec::new()));
+            match (port, entry.as_mut()) {
+                (Some(port), Some(list)) => list.push(port),
+                (None, _) => *entry = None,
+                (Some(_), None) => {}
             }
         }
-        let mut groups: Vec<(Option<Protocol>, Vec<PortMatch>)> = Vec::new();
-        for p in &all_ports {
-            by_protocol.remove(&Some(*p));
-            groups.push((Some(*p), Vec::new()));
-        }
-        groups.extend(by_protocol);
+        let mut groups: Vec<(Option<Protocol>, Vec<PortMatch>)> = by_protocol
+            .into_iter()
+            .map(|(p, ports)| (p, ports.unwrap_or_default()))
+            .collect();
         if groups.is_empty() {
             groups.push((None, Vec::new()));
         }
