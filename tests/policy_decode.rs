@@ -413,3 +413,140 @@ fn namespaces_service_accounts_and_deletes_reach_the_policy_set() {
     assert!(set.delete_named("NetworkPolicy", "prod/p"));
     assert_eq!(set.policies().count(), 0);
 }
+
+/// A scenario with `body` (top-level keys) after the topology.
+fn with_body(body: &str) -> String {
+    format!(
+        "name: t\n\
+         topology:\n\
+         \x20 zones:\n\
+         \x20 - name: z\n\
+         \x20   racks:\n\
+         \x20   - name: r\n\
+         \x20     subnet: 10.6.0.0/24\n\
+         \x20     nodes: [{{name: n1}}]\n\
+         {body}"
+    )
+}
+
+#[test]
+fn workloads_carry_ports_service_account_and_host_network() {
+    use podnet::model::network::PolicyMode;
+    use podnet::model::workload::{ContainerPort, PortProtocol};
+    let s = load_str(
+        "t.yaml",
+        &with_body(
+            "network: {policy: ignore}\n\
+             workloads:\n\
+             - {name: web, ports: [{name: http, containerPort: 8080}, {containerPort: 53, protocol: UDP}], \
+             serviceAccountName: api, hostNetwork: true}\n\
+             - {name: plain}\n\
+             resources:\n\
+             - apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: db, namespace: prod}\n  \
+             spec:\n    template:\n      spec:\n        serviceAccount: legacy\n        containers:\n        \
+             - {name: a, ports: [{name: pg, containerPort: 5432, hostPort: 5432}]}\n        \
+             - {name: b, ports: [{containerPort: 9187, protocol: TCP}]}\n",
+        ),
+    )
+    .unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(s.network.policy, Some(PolicyMode::Ignore));
+    let w = |name: &str| s.workloads.iter().find(|w| w.name == name).unwrap();
+    let web = w("web");
+    assert_eq!(
+        web.ports,
+        [
+            ContainerPort {
+                name: Some("http".into()),
+                container_port: 8080,
+                protocol: PortProtocol::Tcp
+            },
+            ContainerPort {
+                name: None,
+                container_port: 53,
+                protocol: PortProtocol::Udp
+            },
+        ]
+    );
+    assert_eq!(
+        (web.service_account_name.as_str(), web.host_network),
+        ("api", true)
+    );
+    // Kubernetes' defaults: service account `default`, pod network.
+    let plain = w("plain");
+    assert_eq!(
+        (plain.service_account_name.as_str(), plain.host_network),
+        ("default", false)
+    );
+    assert!(plain.ports.is_empty());
+    // From a manifest: every container's ports, hostPort ignored; the deprecated
+    // `serviceAccount` alias.
+    let db = w("db");
+    assert_eq!(
+        db.ports
+            .iter()
+            .map(|p| (p.name.as_deref(), p.container_port))
+            .collect::<Vec<_>>(),
+        [(Some("pg"), 5432), (None, 9187)]
+    );
+    assert_eq!(db.service_account_name, "legacy");
+}
+
+#[test]
+fn invalid_container_ports_and_policy_mode_are_refused() {
+    // Kubernetes' validateContainerPorts: 1..=65535, IANA_SVC_NAME names, unique per pod.
+    let cases = [
+        (
+            "workloads: [{name: w, ports: [{containerPort: 0}]}]\n",
+            "workloads[0].ports[0].containerPort",
+            "outside 1..=65535",
+        ),
+        (
+            "workloads: [{name: w, ports: [{name: HTTP, containerPort: 80}]}]\n",
+            "workloads[0].ports[0].name",
+            "not a port name",
+        ),
+        (
+            "workloads: [{name: w, ports: [{name: web, containerPort: 80}, {name: web, containerPort: 81}]}]\n",
+            "workloads[0].ports[1].name",
+            "already used",
+        ),
+        (
+            "workloads: [{name: w, ports: [{name: web}]}]\n",
+            "workloads[0].ports[0]",
+            "containerPort",
+        ),
+        ("network: {policy: enforced}\n", "network.policy", "enforce"),
+    ];
+    for (body, path, words) in cases {
+        let d = load_str("t.yaml", &with_body(body)).expect_err("refused");
+        let e = d.errors().next().expect("an error");
+        assert_eq!(e.path, path, "{body}\n{e:?}");
+        assert!(e.message.contains(words), "{body}\n{}", e.message);
+    }
+}
+
+#[test]
+fn the_schema_knows_the_policy_fields() {
+    let schema = serde_json::to_value(podnet::scenario::raw::scenario_schema()).expect("json");
+    let defs = &schema["$defs"];
+    let props = |def: &str| {
+        defs[def]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no definition {def}: {defs}"))
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let workload = props("RawWorkload");
+    for key in ["ports", "serviceAccountName", "hostNetwork"] {
+        assert!(
+            workload.contains(&key.to_string()),
+            "RawWorkload lacks {key}"
+        );
+    }
+    assert!(props("RawNetwork").contains(&"policy".to_string()));
+    assert_eq!(
+        props("RawContainerPort"),
+        ["containerPort", "name", "protocol"]
+    );
+}

@@ -39,6 +39,7 @@ use super::yaml::{Node, Value};
 use crate::model::Labels;
 use crate::model::network::CalicoProfile;
 use crate::model::selector::{LabelSelector, Selector};
+use crate::model::workload::ContainerPort;
 use crate::policy::model::{
     Action, DEFAULT_TIER, Direction, EntityRule, IcmpMatch, LABEL_ORCHESTRATOR, Policy, PolicyKind,
     PolicyResource, PolicySet, PolicyTypes, PortMatch, Protocol, Rule, ServiceAccountMatch,
@@ -1147,19 +1148,6 @@ fn port_number(i: i128, node: &Node, cx: &mut Cx) -> Option<u16> {
     }
 }
 
-/// Kubernetes' IANA_SVC_NAME (k8s-validation IsValidPortName): at most 15 characters,
-/// lowercase letters, digits and single inner hyphens, at least one letter.
-fn is_port_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 15
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && s.bytes().any(|b| b.is_ascii_lowercase())
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-        && !s.contains("--")
-}
-
 /// A NetworkPolicyPort as (protocol, port): protocol TCP by default; `None` port = every
 /// port of the protocol (k8s-validation ValidateNetworkPolicyPort).
 fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<PortMatch>)> {
@@ -1179,7 +1167,7 @@ fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<PortMatch>)> {
         .or_else(|| (!object.has("protocol")).then_some(Protocol::TCP));
     let port = object.get(cx, "port", |n, cx| match &n.value {
         Value::Int(i) => port_number(*i, n, cx).map(|p| (Some(p), None)),
-        Value::Str(s) if is_port_name(s) => Some((None, Some(s.clone()))),
+        Value::Str(s) if ContainerPort::is_valid_name(s) => Some((None, Some(s.clone()))),
         Value::Str(s) => {
             cx.error(
                 n.pos,
