@@ -378,9 +378,9 @@ fn an_invented_kind_is_an_error() {
 fn another_api_group_is_ignored_with_a_warning() {
     let resources = "\
 - apiVersion: networking.k8s.io/v1
-  kind: NetworkPolicy
-  metadata: {name: deny}
-  spec: {podSelector: {}}
+  kind: Ingress
+  metadata: {name: web}
+  spec: {rules: []}
 - apiVersion: apps/v1
   kind: Deployment
   metadata: {name: web}
@@ -392,7 +392,7 @@ fn another_api_group_is_ignored_with_a_warning() {
             0,
             15,
             "resources[0].apiVersion",
-            "podnet does not model `networking.k8s.io/v1` `NetworkPolicy`; accepted and ignored"
+            "podnet does not model `networking.k8s.io/v1` `Ingress`; accepted and ignored"
         )]
     );
 }
