@@ -456,9 +456,9 @@ fn a_misspelled_core_or_apps_kind_is_an_error_and_a_real_one_a_warning() {
 fn another_api_group_is_ignored_with_a_warning() {
     let resources = "\
 - apiVersion: networking.k8s.io/v1
-  kind: NetworkPolicy
-  metadata: {name: deny}
-  spec: {podSelector: {}}
+  kind: Ingress
+  metadata: {name: web}
+  spec: {rules: []}
 - apiVersion: apps/v1
   kind: Deployment
   metadata: {name: web}
@@ -470,7 +470,7 @@ fn another_api_group_is_ignored_with_a_warning() {
             0,
             15,
             "resources[0].apiVersion",
-            "podnet does not model `networking.k8s.io/v1` `NetworkPolicy`; accepted and ignored"
+            "podnet does not model `networking.k8s.io/v1` `Ingress`; accepted and ignored"
         )]
     );
 }

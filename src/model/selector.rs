@@ -101,6 +101,69 @@ impl Selector {
     pub fn matches(&self, labels: &Labels) -> bool {
         self.root.matches(labels)
     }
+
+    /// Whether the selector is exactly `global()` (in a rule's `namespaceSelector` it means
+    /// "non-namespaced things").
+    pub fn is_global(&self) -> bool {
+        self.root == Expr::Global
+    }
+
+    /// Both selectors must match (`all()` operands are dropped).
+    pub fn and(self, other: Selector) -> Selector {
+        let mut operands = Vec::new();
+        for e in [self.root, other.root] {
+            match e {
+                Expr::All => {}
+                Expr::And(es) => operands.extend(es),
+                e => operands.push(e),
+            }
+        }
+        Selector {
+            root: match operands.len() {
+                0 => Expr::All,
+                1 => operands.remove(0),
+                _ => Expr::And(operands),
+            },
+        }
+    }
+
+    /// The `key == 'value'` selector.
+    pub fn label_equals(key: &str, value: &str) -> Selector {
+        Selector {
+            root: Expr::Eq(key.to_string(), value.to_string()),
+        }
+    }
+}
+
+impl From<&LabelSelector> for Selector {
+    /// Calico's conversion of a Kubernetes label selector (conversion.go
+    /// k8sSelectorToCalico): `matchLabels` become `k == 'v'`, `In`/`NotIn` become
+    /// `k in {..}`/`k not in {..}`, `Exists`/`DoesNotExist` become `has(k)`/`!has(k)`, all
+    /// ANDed; an empty selector is `all()`. Both dialects treat an absent label alike for every
+    /// operator, so the two selectors match the same label sets.
+    fn from(ls: &LabelSelector) -> Selector {
+        let mut terms: Vec<Expr> = ls
+            .match_labels
+            .iter()
+            .map(|(k, v)| Expr::Eq(k.clone(), v.clone()))
+            .collect();
+        for r in &ls.match_expressions {
+            let values = || r.values.iter().cloned().collect::<BTreeSet<String>>();
+            terms.push(match r.operator {
+                LabelOperator::In => Expr::In(r.key.clone(), values()),
+                LabelOperator::NotIn => Expr::NotIn(r.key.clone(), values()),
+                LabelOperator::Exists => Expr::Has(r.key.clone()),
+                LabelOperator::DoesNotExist => Expr::Not(Box::new(Expr::Has(r.key.clone()))),
+            });
+        }
+        Selector {
+            root: match terms.len() {
+                0 => Expr::All,
+                1 => terms.remove(0),
+                _ => Expr::And(terms),
+            },
+        }
+    }
 }
 
 impl Expr {
@@ -969,6 +1032,44 @@ mod tests {
         ])));
         assert!(!sel.matches(&labels(&[("zone", "a"), ("tier", "db")])));
         assert!(sel.validate().is_empty(), "{:?}", sel.validate());
+    }
+
+    #[test]
+    fn label_selector_converts_to_an_equivalent_calico_selector() {
+        // Calico's k8sSelectorToCalico: both dialects must agree on every label set,
+        // absent labels included (NotIn and DoesNotExist hold for them).
+        let ls = LabelSelector {
+            match_labels: [("app".to_string(), "web".to_string())].into(),
+            match_expressions: vec![
+                LabelRequirement {
+                    key: "tier".into(),
+                    operator: LabelOperator::NotIn,
+                    values: vec!["db".into()],
+                },
+                LabelRequirement {
+                    key: "legacy".into(),
+                    operator: LabelOperator::DoesNotExist,
+                    values: vec![],
+                },
+            ],
+        };
+        let s = Selector::from(&ls);
+        assert_eq!(
+            s.to_string(),
+            r#"(app == "web" && tier not in {"db"} && !has(legacy))"#
+        );
+        for set in [
+            &[("app", "web")][..],
+            &[("app", "web"), ("tier", "db")],
+            &[("app", "web"), ("tier", "fe")],
+            &[("app", "web"), ("legacy", "")],
+            &[("app", "api")],
+            &[],
+        ] {
+            let l = labels(set);
+            assert_eq!(s.matches(&l), ls.matches(&l), "{set:?}");
+        }
+        assert_eq!(Selector::from(&LabelSelector::default()), Selector::all());
     }
 
     #[test]
