@@ -112,9 +112,6 @@ const CASES: &[Case] = &[
 /// Disagreements known and explained, as `case checkpoint speaker table prefix`; the test fails
 /// when one of them goes away too, so the list stays exact.
 const KNOWN: &[&str] = &[
-    // Issue #21 item 2: podnet's calico-bird sessions come up at 1 s (connect delay 1 s);
-    // BIRD with Calico's template (connect delay 2 s, jittered by up to 25%) at 1.5-2.05 s.
-    "mesh - * timing session-up",
     // ADD-PATH: Calico's template says `add paths on`, so a reflector sends every path that
     // passes its export filter, not only its best. Clients of rr-1 (and rr-2) also get the
     // path it learned from rr-3 (cluster list 244.0.0.1 244.0.0.2), clients of rr-3 the paths
