@@ -128,6 +128,20 @@ pub struct TraceArgs {
     /// The simulated time to trace at (default: the end of the run).
     #[arg(long)]
     pub at: Option<String>,
+    /// Destination port: a number or a container port name of the destination pod (network
+    /// policy matches on it). Without `--port` and `--protocol` the packet is an ICMP echo
+    /// request, as `ping` sends.
+    #[arg(long)]
+    pub port: Option<String>,
+    /// TCP (default with `--port`), UDP, SCTP or ICMP.
+    #[arg(long, value_parser = ["TCP", "UDP", "SCTP", "ICMP"])]
+    pub protocol: Option<String>,
+    /// ICMP type (default 8, echo request).
+    #[arg(long)]
+    pub icmp_type: Option<u8>,
+    /// ICMP code (default 0).
+    #[arg(long)]
+    pub icmp_code: Option<u8>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }

@@ -22,9 +22,10 @@ use std::net::IpAddr;
 use super::dataplane::{Dataplane, FastMap};
 use super::fib::PodKey;
 use super::walk::{Reason, Source, Trace, Verdict, trace};
+use crate::model::expect::{PortRef, Probe, ProbeProtocol};
 use crate::model::topology::DeviceId;
 use crate::policy::eval::{DecidedBy, Endpoint, Engine, Outcome, Packet, Party, Step};
-use crate::policy::model::{Direction, PolicySet};
+use crate::policy::model::{Direction, PolicySet, Protocol};
 
 /// The policy state of an instant with the workload endpoints it protects (pod-network pods
 /// with an address; host-network pods have none).
@@ -51,6 +52,11 @@ impl<'a> Policing<'a> {
             by_key: &inputs.endpoints,
             by_ip: inputs.endpoints.values().map(|e| (e.ip, e)).collect(),
         }
+    }
+
+    /// Every workload endpoint, by pod key.
+    pub fn endpoints(&self) -> impl Iterator<Item = &'a Endpoint> + use<'a> {
+        self.by_key.values()
     }
 
     pub fn endpoint(&self, key: PodKey) -> Option<&'a Endpoint> {
@@ -292,4 +298,65 @@ pub fn policy_verdict(
         &mut (),
     );
     (out, Some(inn))
+}
+
+/// The packet `probe` sends to `dst`: a named port is resolved on the destination endpoint
+/// (a container port with that name and the probe's protocol); ICMP defaults to an echo
+/// request (type 8, code 0). `Err` says why there is no such packet.
+pub fn packet_for(probe: &Probe, dst: Option<&Endpoint>) -> Result<Packet, String> {
+    let protocol = match probe.protocol {
+        ProbeProtocol::Tcp => Protocol::TCP,
+        ProbeProtocol::Udp => Protocol::UDP,
+        ProbeProtocol::Sctp => Protocol::SCTP,
+        ProbeProtocol::Icmp => {
+            return Ok(Packet::icmp(
+                probe.icmp_type.unwrap_or(8),
+                probe.icmp_code.unwrap_or(0),
+            ));
+        }
+    };
+    let port = match &probe.port {
+        Some(PortRef::Number(n)) => *n,
+        Some(PortRef::Name(name)) => {
+            let Some(e) = dst else {
+                return Err(format!(
+                    "the named port `{name}` needs a destination pod that declares it"
+                ));
+            };
+            e.ports
+                .iter()
+                .find(|p| p.name == *name && p.protocol == protocol)
+                .map(|p| p.port)
+                .ok_or_else(|| {
+                    format!(
+                        "{}/{} declares no {protocol} container port named `{name}`",
+                        e.namespace, e.name
+                    )
+                })?
+        }
+        None => return Err(format!("a {protocol} packet needs a port")),
+    };
+    Ok(Packet::with_port(protocol, port))
+}
+
+/// The words of a connection's verdict: `delivered`, `<reason> at <device>`, or
+/// `policy-denied (<side> of <pod>: <what decided>) at <device>`.
+pub fn verdict_text(c: &Connection, device_name: &dyn Fn(DeviceId) -> String) -> String {
+    match &c.verdict {
+        ConnectionVerdict::Delivered => "delivered".to_string(),
+        ConnectionVerdict::Dropped { reason, at } => format!("{reason} at {}", device_name(*at)),
+        ConnectionVerdict::PolicyDenied(d) => {
+            let pod = match d.side {
+                Side::Egress => c.egress.as_ref(),
+                Side::Ingress => c.ingress.as_ref(),
+            }
+            .map_or("?", |p| p.endpoint.as_str());
+            format!(
+                "policy-denied ({} of {pod}: {}) at {}",
+                d.side.as_str(),
+                d.by,
+                device_name(d.at)
+            )
+        }
+    }
 }

@@ -20,6 +20,7 @@
 pub mod connect;
 mod dataplane;
 pub mod fib;
+pub mod policy_reach;
 pub mod reach;
 pub mod walk;
 

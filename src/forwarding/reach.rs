@@ -1017,7 +1017,7 @@ impl Chain {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::forwarding::testutil::*;
     use crate::forwarding::walk::{Source, trace};
@@ -1167,22 +1167,22 @@ mod tests {
     }
 
     /// A small deterministic generator (SplitMix64) driven by proptest's seed.
-    struct Gen(u64);
+    pub(crate) struct Gen(pub(crate) u64);
     impl Gen {
-        fn next(&mut self) -> u64 {
+        pub(crate) fn next(&mut self) -> u64 {
             self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
             let mut z = self.0;
             z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             z ^ (z >> 31)
         }
-        fn below(&mut self, n: usize) -> usize {
+        pub(crate) fn below(&mut self, n: usize) -> usize {
             (self.next() % n.max(1) as u64) as usize
         }
-        fn chance(&mut self, percent: u64) -> bool {
+        pub(crate) fn chance(&mut self, percent: u64) -> bool {
             self.next() % 100 < percent
         }
-        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        pub(crate) fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
             xs[self.below(xs.len())]
         }
     }
@@ -1190,7 +1190,7 @@ mod tests {
     /// A random small cluster: 1–3 racks, random pods (Calico, borrowed, Spiderpool, some in
     /// the wrong subnet), missing and extra routes, blackholes, down nodes and links, and
     /// random encapsulation modes.
-    fn scenario(seed: u64) -> (Topology, Dataplane) {
+    pub(crate) fn scenario(seed: u64) -> (Topology, Dataplane) {
         let mut g = Gen(seed);
         let racks = 1 + g.below(3);
         let shape: Vec<u8> = (0..racks).map(|_| 1 + g.below(4) as u8).collect();

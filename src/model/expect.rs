@@ -108,6 +108,59 @@ text_enum! {
 }
 
 text_enum! {
+    /// The protocol of a probe packet (expectations' and `trace`'s `protocol`).
+    pub enum ProbeProtocol {
+        Tcp = "TCP",
+        Udp = "UDP",
+        Sctp = "SCTP",
+        Icmp = "ICMP",
+    }
+}
+
+/// A destination port: a number, or a container port name resolved on the destination pod.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PortRef {
+    Number(u16),
+    Name(String),
+}
+
+impl std::fmt::Display for PortRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PortRef::Number(n) => write!(f, "{n}"),
+            PortRef::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+/// The packet a reachability question is about (`port`, `protocol`, `icmpType`, `icmpCode`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Probe {
+    pub protocol: ProbeProtocol,
+    /// Protocols with ports; `None` for ICMP.
+    pub port: Option<PortRef>,
+    /// ICMP: the type (echo request, 8, when not given) and code.
+    pub icmp_type: Option<u8>,
+    pub icmp_code: Option<u8>,
+}
+
+impl std::fmt::Display for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.port, self.protocol) {
+            (_, ProbeProtocol::Icmp) => {
+                write!(f, "ICMP type {}", self.icmp_type.unwrap_or(8))?;
+                if let Some(c) = self.icmp_code {
+                    write!(f, " code {c}")?;
+                }
+                Ok(())
+            }
+            (Some(p), proto) => write!(f, "{p}/{proto}"),
+            (None, proto) => write!(f, "{proto}"),
+        }
+    }
+}
+
+text_enum! {
     pub enum Encapsulation {
         None = "none",
         Ipip = "ipip",

@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod dataplane;
 pub mod expect;
 pub mod placement;
+pub mod policy;
 pub mod queue;
 pub mod rng;
 pub mod snapshot;
@@ -156,6 +157,8 @@ pub struct World {
     pub cluster: Cluster,
     pub addressing: Addressing,
     pub namespaces: Namespaces,
+    /// Network policy in force: tiers, policies, namespace and service account labels.
+    pub policy: crate::policy::model::PolicySet,
     /// Schedulable nodes by pod count.
     pub placement: placement::Placement,
     pub control: ControlPlane,
@@ -271,9 +274,11 @@ impl<'s> Simulation<'s> {
             &scenario.topology,
         );
         let mut namespaces = Namespaces::new();
+        let mut policy = crate::policy::model::PolicySet::new(scenario.profile.calico);
         for spec in &specs {
             if let ResourceSpec::Namespace(ns) = spec {
                 namespaces.insert(ns.name.clone(), ns.clone());
+                policy.apply(&namespace_resource(ns));
             }
         }
         let topology = scenario.topology.clone();
@@ -290,6 +295,7 @@ impl<'s> Simulation<'s> {
                 cluster: Cluster::new(&scenario.workloads),
                 addressing,
                 namespaces,
+                policy,
                 placement: placement::Placement::default(),
                 control: ControlPlane::default(),
             },
@@ -968,6 +974,7 @@ impl<'s> Simulation<'s> {
                 match &self.scenario.applied_specs[resource] {
                     Some(ResourceSpec::Namespace(ns)) => {
                         self.world.namespaces.insert(ns.name.clone(), ns.clone());
+                        self.world.policy.apply(&namespace_resource(ns));
                         self.record("apply", subject, "applied");
                     }
                     Some(ResourceSpec::BgpPeer(p)) => {
@@ -1010,6 +1017,9 @@ impl<'s> Simulation<'s> {
             Action::Delete { kind, name } => {
                 if kind == "Namespace" {
                     self.world.namespaces.remove(&name);
+                    self.world
+                        .policy
+                        .delete(&crate::policy::model::PolicyDelete::Namespace(name.clone()));
                 }
                 self.world.addressing.delete(&kind, &name);
                 self.world
@@ -1123,5 +1133,15 @@ impl<'s> Simulation<'s> {
         self.record("deleteNode", name, "deleted");
         self.queue_creations(self.now, slots);
         self.queue_retry();
+    }
+}
+
+/// A Namespace manifest as the policy state holds it (its labels, for namespace selectors).
+fn namespace_resource(
+    ns: &crate::scenario::kinds::Namespace,
+) -> crate::policy::model::PolicyResource {
+    crate::policy::model::PolicyResource::Namespace {
+        name: ns.name.clone(),
+        labels: ns.labels.clone(),
     }
 }

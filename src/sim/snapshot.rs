@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::World;
 use super::dataplane;
 use crate::bgp::{BgpEngine, SessionState, SpeakerId};
+use crate::forwarding::connect::PolicyInputs;
 use crate::forwarding::{Dataplane, PodKey};
 use crate::model::TextEnum;
 use crate::model::network::Network;
@@ -152,6 +153,9 @@ pub struct Snapshot {
     /// BGP, when anything speaks it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bgp: Option<BgpState>,
+    /// Network policy and the endpoints it protects, when any policy is enforced.
+    #[serde(skip)]
+    pub policy: Option<Arc<PolicyInputs>>,
 }
 
 /// What the engine knows about BGP beyond the engine itself: when the RIBs changed and when
@@ -353,6 +357,7 @@ impl Snapshot {
             dataplane: dataplane.map(Arc::new),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
+            policy: super::policy::inputs(world, workloads).map(Arc::new),
         }
     }
 
