@@ -11,6 +11,17 @@
 //!   172.110.0.1 lies outside its subnet 172.110.1.0/24, which Spiderpool's webhook refuses
 //!   ("not pertains to the 'spec.subnet'"), so podnet refuses it too (SPEC §2.3).
 //!
+//! - the five policy files SOURCES.md marks defective as published: the two user stories
+//!   whose peer is written `namespaces: {namespaceSelector: {}}` (in v1alpha1 `namespaces` is
+//!   the label selector itself, so `namespaceSelector` is an unknown field), the user story
+//!   with `;` in a flow mapping (a YAML syntax error at 9:39), the GlobalNetworkPolicy whose
+//!   `nets` hold prose after the CIDR (lines 19 and 27) and the one whose rules sit under
+//!   `types:` (line 10).
+//!
+//! Every file that loads must also decode into the policy model exactly the policies and user
+//! Tiers its documents declare ([`POLICIES`], counted by hand from the files and SOURCES.md's
+//! kinds column); a file not listed there must decode none.
+//!
 //! The corpus is not part of this repository: without the folder the test says so and passes.
 //! Run with `--nocapture` to see one line per file (loaded or refused, with its diagnostics).
 
@@ -27,6 +38,149 @@ const REFUSED: &[(&str, &str)] = &[
     // A YAML syntax problem has no field path.
     ("joshrosso/rr-calico.yaml", ""),
     ("spiderpool/submariner-cluster-a.yaml", "spec.gateway"),
+    (
+        "network-policy-api/anp-v1alpha1-user-story-1.yaml",
+        "spec.ingress[0].from[0].namespaces.namespaceSelector",
+    ),
+    (
+        "network-policy-api/banp-v1alpha1-user-story-5.yaml",
+        "spec.ingress[0].from[0].namespaces.namespaceSelector",
+    ),
+    ("network-policy-api/anp-v1alpha1-user-story-4-v2.yaml", ""),
+    (
+        "calico-policy/cluster-ips-prednat.yaml",
+        "spec.ingress[0].destination.nets[0]",
+    ),
+    ("calico-policy/hostendpoints-notports.yaml", "spec.types[1]"),
+];
+
+/// Where the first error of a refused file must be (line, column), when SOURCES.md says.
+const REFUSED_AT: &[(&str, usize, usize)] = &[
+    (
+        "network-policy-api/anp-v1alpha1-user-story-4-v2.yaml",
+        9,
+        39,
+    ),
+    ("calico-policy/cluster-ips-prednat.yaml", 19, 9),
+    ("calico-policy/hostendpoints-notports.yaml", 10, 5),
+];
+
+/// Files that load with policies: (file, policies, user Tiers) decoded into the model.
+/// Counted from the documents (NetworkPolicy of either group, GlobalNetworkPolicy,
+/// AdminNetworkPolicy, BaselineAdminNetworkPolicy, ClusterNetworkPolicy; Tier).
+const POLICIES: &[(&str, usize, usize)] = &[
+    ("calico-policy/default-deny-gnp.yaml", 1, 0),
+    // GlobalNetworkSet `ip-protect` is not a policy; two GlobalNetworkPolicies.
+    ("calico-policy/ip-protect-donottrack.yaml", 2, 0),
+    // GNP test-deny-all, GNP security.test-allow-dns, NP test-allow-web; Tier security.
+    ("calico-policy/migration-seed-resources.yaml", 3, 1),
+    ("calico-policy/nets-egress-external.yaml", 1, 0),
+    ("calico-policy/service-match-kube-dns.yaml", 1, 0),
+    ("calico-policy/serviceaccount-selector.yaml", 1, 0),
+    // GNP devops.stage-env; Tiers security and devops.
+    ("calico-policy/tiered-policy.yaml", 1, 2),
+    (
+        "k8s-examples/network-policy-allow-all-egress-deny-all-ingress.yaml",
+        1,
+        0,
+    ),
+    ("k8s-examples/network-policy-allow-all-ingress.yaml", 1, 0),
+    ("k8s-examples/network-policy-default-deny-all.yaml", 1, 0),
+    (
+        "k8s-examples/network-policy-default-deny-ingress.yaml",
+        1,
+        0,
+    ),
+    ("k8s-examples/networkpolicy-multiport-egress.yaml", 1, 0),
+    ("k8s-examples/networkpolicy.yaml", 1, 0),
+    ("k8s-examples/nginx-policy.yaml", 1, 0),
+    // ANP pass-example, a Kubernetes NetworkPolicy, BANP default.
+    ("network-policy-api/anp-np-banp-v1alpha1.yaml", 3, 0),
+    (
+        "network-policy-api/anp-v1alpha1-egress-inline-cidr.yaml",
+        1,
+        0,
+    ),
+    (
+        "network-policy-api/anp-v1alpha1-gress-rules-combined.yaml",
+        1,
+        0,
+    ),
+    ("network-policy-api/cnp-v1alpha2-deny-with-ports.yaml", 1, 0),
+    ("network-policy-api/cnp-v1alpha2-user-story-3.yaml", 1, 0),
+    (
+        "policy-recipes/01-deny-all-traffic-to-an-application.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/02-limit-traffic-to-an-application.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/02a-allow-all-traffic-to-an-application.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/03-deny-all-non-whitelisted-traffic-in-the-namespace.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/04-deny-traffic-from-other-namespaces.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/05-allow-traffic-from-all-namespaces.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/06-allow-traffic-from-a-namespace.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/07-allow-traffic-from-some-pods-in-another-namespace.yaml",
+        1,
+        0,
+    ),
+    ("policy-recipes/08-allow-external-traffic.yaml", 1, 0),
+    ("policy-recipes/09-allow-traffic-only-to-a-port.yaml", 1, 0),
+    (
+        "policy-recipes/10-allowing-traffic-with-multiple-selectors.yaml",
+        1,
+        0,
+    ),
+    ("policy-recipes/11-deny-egress-allow-dns.yaml", 1, 0),
+    (
+        "policy-recipes/11-deny-egress-traffic-from-an-application.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-recipes/12-deny-all-non-whitelisted-traffic-from-the-namespace.yaml",
+        1,
+        0,
+    ),
+    ("policy-recipes/14-deny-external-egress-traffic.yaml", 1, 0),
+    ("policy-users/erecica-default-app-policy.yaml", 1, 0),
+    // A Kubernetes NetworkPolicy and two Calico NetworkPolicies.
+    ("policy-users/erecica-networkpolicy.yaml", 3, 0),
+    (
+        "policy-users/kube-prometheus-prometheus-networkpolicy.yaml",
+        1,
+        0,
+    ),
+    (
+        "policy-users/tigera-cs-security-tenant-01-pass-all.yaml",
+        1,
+        0,
+    ),
+    ("policy-users/tigera-cs-tiers.yaml", 0, 4),
 ];
 
 #[test]
@@ -52,11 +206,25 @@ fn every_real_manifest_loads_or_is_refused_where_it_should_be() {
                 for w in s.warning_lines() {
                     println!("          {w}");
                 }
+                let expected = POLICIES
+                    .iter()
+                    .find(|(f, ..)| *f == name)
+                    .map_or((0, 0), |&(_, p, t)| (p, t));
+                let decoded = (
+                    s.policies.policies().count(),
+                    s.policies.user_tiers().count(),
+                );
+                if decoded != expected {
+                    problems.push(format!(
+                        "{name}: decoded (policies, tiers) {decoded:?}, expected {expected:?}"
+                    ));
+                }
             }
             (Err(d), Some(path)) => {
                 println!("refused {name}");
                 print_diagnostics(&d);
-                if let Err(why) = check_refusal(&d, file, path) {
+                let at = REFUSED_AT.iter().find(|(f, ..)| *f == name);
+                if let Err(why) = check_refusal(&d, file, path, at.map(|&(_, l, c)| (l, c))) {
                     problems.push(format!("{name}: {why}"));
                 }
             }
@@ -78,7 +246,12 @@ fn print_diagnostics(d: &Diagnostics) {
 }
 
 /// The refusal names the manifest file with a line and column, at the expected field.
-fn check_refusal(d: &Diagnostics, file: &Path, path: &str) -> Result<(), String> {
+fn check_refusal(
+    d: &Diagnostics,
+    file: &Path,
+    path: &str,
+    at: Option<(usize, usize)>,
+) -> Result<(), String> {
     let first = d.errors().next().ok_or("refused without an error")?;
     let named = d.sources.name(first.pos.file);
     let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
@@ -90,6 +263,14 @@ fn check_refusal(d: &Diagnostics, file: &Path, path: &str) -> Result<(), String>
     }
     if first.pos.line == 0 || first.pos.col == 0 {
         return Err(format!("error is not located: {first:?}"));
+    }
+    if let Some((line, col)) = at
+        && (first.pos.line as usize, first.pos.col as usize) != (line, col)
+    {
+        return Err(format!(
+            "error at {}:{}, expected {line}:{col}",
+            first.pos.line, first.pos.col
+        ));
     }
     if first.path != path {
         return Err(format!("error at `{}`, expected `{path}`", first.path));

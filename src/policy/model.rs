@@ -659,6 +659,47 @@ impl PolicySet {
         }
     }
 
+    /// What SPEC §2.5's `delete: {kind, name}` removes: the policies of that resource kind
+    /// (`NetworkPolicy` names both the Kubernetes and the Calico kind) named `name` or
+    /// `namespace/name`, or the Tier, Namespace or ServiceAccount so named. Returns whether
+    /// anything was removed; an unknown kind removes nothing.
+    pub fn delete_named(&mut self, kind: &str, name: &str) -> bool {
+        let (namespace, bare) = match name.split_once('/') {
+            Some((ns, n)) => (Some(ns), n),
+            None => (None, name),
+        };
+        let kinds: &[(PolicyKind, bool)] = match kind {
+            "NetworkPolicy" => &[
+                (PolicyKind::CalicoNetworkPolicy, false),
+                (PolicyKind::KubernetesNetworkPolicy, false),
+            ],
+            "GlobalNetworkPolicy" => &[(PolicyKind::GlobalNetworkPolicy, false)],
+            "StagedNetworkPolicy" => &[(PolicyKind::CalicoNetworkPolicy, true)],
+            "StagedGlobalNetworkPolicy" => &[(PolicyKind::GlobalNetworkPolicy, true)],
+            "StagedKubernetesNetworkPolicy" => &[(PolicyKind::KubernetesNetworkPolicy, true)],
+            "AdminNetworkPolicy" => &[(PolicyKind::AdminNetworkPolicy, false)],
+            "BaselineAdminNetworkPolicy" => &[(PolicyKind::BaselineAdminNetworkPolicy, false)],
+            "ClusterNetworkPolicy" => &[(PolicyKind::ClusterNetworkPolicy, false)],
+            "Tier" => return self.delete(&PolicyDelete::Tier(name.to_string())),
+            "Namespace" => return self.delete(&PolicyDelete::Namespace(name.to_string())),
+            "ServiceAccount" => {
+                return self.delete(&PolicyDelete::ServiceAccount {
+                    namespace: namespace.unwrap_or("default").to_string(),
+                    name: bare.to_string(),
+                });
+            }
+            _ => return false,
+        };
+        let before = self.policies.len();
+        self.policies.retain(|key, _| {
+            let hit = kinds.contains(&(key.kind, key.staged))
+                && key.name == bare
+                && namespace.is_none_or(|ns| key.namespace.as_deref() == Some(ns));
+            !hit
+        });
+        self.policies.len() != before
+    }
+
     fn is_fixed_tier(&self, name: &str) -> bool {
         Tier::fixed(self.profile).iter().any(|t| t.name == name)
     }
@@ -669,6 +710,11 @@ impl PolicySet {
         tiers.extend(self.tiers.values().cloned());
         tiers.sort_by(Tier::cmp_eval);
         tiers
+    }
+
+    /// The tiers Tier resources declared, by name (the fixed ones excluded).
+    pub fn user_tiers(&self) -> impl Iterator<Item = &Tier> {
+        self.tiers.values()
     }
 
     /// Every policy (staged included), by key.

@@ -100,8 +100,10 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         &network,
     );
     let all: Vec<&Resource> = resources.iter().chain(applied.iter()).collect();
-    let mut specs = super::kinds::decode_all(&all, &topology, &network, b.cx);
+    let mut specs = super::kinds::decode_all(&all, &topology, &network, profile.calico, b.cx);
     let applied_specs = specs.split_off(resources.len());
+    let policies =
+        super::policy_kinds::policy_set(profile.calico, &resources, &specs, &applied_specs, b.cx);
     merge_calico_nodes(&mut topology, &resources, &specs, b.cx);
     let mut pool_names: BTreeSet<String> = resources
         .iter()
@@ -138,6 +140,7 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         specs,
         applied_specs,
         workloads,
+        policies,
         actions,
         expectations,
         warnings: Vec::new(),

@@ -40,15 +40,17 @@ use super::decode::{Cidr, Cx, Decode, StringMap};
 use super::diag::{Pos, nearest};
 use super::resource::Resource;
 use super::yaml::{Key, Node, Value};
+use super::{policy_fields, policy_kinds};
 use crate::ipam::calico::{
     self, AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig,
 };
 use crate::ipam::spiderpool::{self, IpRange, SpiderIpPool, SpiderReservedIp};
 use crate::model::Labels;
-use crate::model::network::{CalicoBackend, Cni, Network};
+use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network};
 use crate::model::selector::{LabelOperator, LabelRequirement, LabelSelector, Selector};
 use crate::model::time::SimDuration;
 use crate::model::topology::Topology;
+use crate::policy::model::PolicyResource;
 
 /// A `v1` Namespace: only its labels and annotations matter.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -105,6 +107,9 @@ pub enum ResourceSpec {
     CalicoNode(CalicoNode),
     BgpConfiguration(BgpConfiguration),
     BgpPeer(BgpPeer),
+    /// A network policy kind, Tier or ServiceAccount, in the policy model's terms
+    /// (decoded by [`super::policy_kinds`]).
+    Policy(PolicyResource),
     /// A kind podnet accepts but does not model (reported once as a warning).
     Ignored,
 }
@@ -117,11 +122,13 @@ pub fn decode_all(
     resources: &[&Resource],
     topology: &Topology,
     network: &Network,
+    profile: CalicoProfile,
     cx: &mut Cx,
 ) -> Vec<Option<ResourceSpec>> {
     let mut d = Decoder {
         topology,
         network,
+        profile,
         warned: BTreeSet::new(),
     };
     let mut out: Vec<Option<ResourceSpec>> = resources
@@ -163,6 +170,8 @@ enum Modelled {
 /// What podnet does with a resource of some apiVersion and kind.
 enum Class {
     Modelled(Modelled, &'static KindSchema),
+    /// A network policy kind, Tier or ServiceAccount ([`super::policy_kinds`]).
+    Policy(&'static KindSchema),
     /// The workload loader reads these; nothing to say here.
     Workload,
     /// A real kind of a known group that podnet does not model (its schema, if podnet has
@@ -188,6 +197,9 @@ static NAMESPACE_SCHEMA: KindSchema = KindSchema {
 };
 
 fn classify(api_version: &str, kind: &str) -> Class {
+    if let Some(schema) = policy_fields::policy_schema(api_version, kind) {
+        return Class::Policy(schema);
+    }
     match (api_version, kind) {
         (V1, "Namespace") => return Class::Modelled(Modelled::Namespace, &NAMESPACE_SCHEMA),
         (V1, "Pod") | (APPS_V1, "Deployment" | "StatefulSet" | "DaemonSet") => {
@@ -228,6 +240,8 @@ fn classify(api_version: &str, kind: &str) -> Class {
 struct Decoder<'a> {
     topology: &'a Topology,
     network: &'a Network,
+    /// Which Calico release's policy naming applies (admin tier names, name prefixes).
+    profile: CalicoProfile,
     /// Warnings already given once: (kind or apiVersion, field path or kind).
     warned: BTreeSet<(String, String)>,
 }
@@ -268,6 +282,11 @@ impl Decoder<'_> {
                     )
                 });
                 None
+            }
+            Class::Policy(schema) => {
+                self.check_fields(r, schema, true, cx);
+                let (labels, _) = metadata_maps(r, cx);
+                policy_kinds::decode(r, schema, labels, self.profile, cx).map(ResourceSpec::Policy)
             }
             Class::Modelled(kind, schema) => {
                 self.check_fields(r, schema, true, cx);
@@ -740,14 +759,14 @@ fn field_at(schema: &'static KindSchema, path: &[&str]) -> Option<&'static Field
 // A located mapping (a `spec`, or an object inside it) and its fields.
 
 /// The entries of a mapping with the position of the mapping itself.
-struct Spec<'n> {
+pub(super) struct Spec<'n> {
     entries: &'n [(Key, Node)],
-    pos: Pos,
+    pub(super) pos: Pos,
 }
 
 impl<'n> Spec<'n> {
     /// The resource's `spec`; a missing or null `spec:` is an empty one.
-    fn of(r: &'n Resource, cx: &mut Cx) -> Option<Spec<'n>> {
+    pub(super) fn of(r: &'n Resource, cx: &mut Cx) -> Option<Spec<'n>> {
         match r.body.get("spec") {
             None => Some(Spec {
                 entries: &[],
@@ -758,7 +777,7 @@ impl<'n> Spec<'n> {
     }
 
     /// A mapping (null meaning an empty one); anything else is reported at the current path.
-    fn from_node(node: &'n Node, cx: &mut Cx) -> Option<Spec<'n>> {
+    pub(super) fn from_node(node: &'n Node, cx: &mut Cx) -> Option<Spec<'n>> {
         match &node.value {
             Value::Null => Some(Spec {
                 entries: &[],
@@ -779,7 +798,7 @@ impl<'n> Spec<'n> {
     }
 
     /// The value of `key`, unless absent or null (null means "not set", as in Kubernetes).
-    fn node(&self, key: &str) -> Option<&'n Node> {
+    pub(super) fn node(&self, key: &str) -> Option<&'n Node> {
         self.entries
             .iter()
             .find(|(k, _)| k.text == key)
@@ -787,17 +806,17 @@ impl<'n> Spec<'n> {
             .filter(|v| !matches!(v.value, Value::Null))
     }
 
-    fn has(&self, key: &str) -> bool {
+    pub(super) fn has(&self, key: &str) -> bool {
         self.node(key).is_some()
     }
 
     /// Where `key`'s value is, else where the mapping is.
-    fn pos_of(&self, key: &str) -> Pos {
+    pub(super) fn pos_of(&self, key: &str) -> Pos {
         self.node(key).map_or(self.pos, |n| n.pos)
     }
 
     /// Decodes `key` with `decode`, under `key` in the path.
-    fn get<T>(
+    pub(super) fn get<T>(
         &self,
         cx: &mut Cx,
         key: &str,
@@ -808,12 +827,12 @@ impl<'n> Spec<'n> {
     }
 
     /// Like [`Spec::get`] with the type's own decoder.
-    fn value<T: Decode>(&self, cx: &mut Cx, key: &str) -> Option<T> {
+    pub(super) fn value<T: Decode>(&self, cx: &mut Cx, key: &str) -> Option<T> {
         self.get(cx, key, T::decode)
     }
 
     /// Like [`Spec::get`], reporting a missing field at the mapping.
-    fn required<T>(
+    pub(super) fn required<T>(
         &self,
         cx: &mut Cx,
         key: &str,
@@ -827,13 +846,13 @@ impl<'n> Spec<'n> {
     }
 
     /// A nested mapping such as `spec.bgp`.
-    fn child(&self, cx: &mut Cx, key: &str) -> Option<Spec<'n>> {
+    pub(super) fn child(&self, cx: &mut Cx, key: &str) -> Option<Spec<'n>> {
         let node = self.node(key)?;
         cx.at_key(key, |cx| Spec::from_node(node, cx))
     }
 }
 
-fn seq_items(node: &Node) -> Option<&[Node]> {
+pub(super) fn seq_items(node: &Node) -> Option<&[Node]> {
     match &node.value {
         Value::Seq(items) => Some(items),
         _ => None,
@@ -844,7 +863,11 @@ fn seq_items(node: &Node) -> Option<&[Node]> {
 // Values.
 
 /// A list whose items each decode with `item`; every bad item is reported, at its index.
-fn list<T>(node: &Node, cx: &mut Cx, item: impl Fn(&Node, &mut Cx) -> Option<T>) -> Option<Vec<T>> {
+pub(super) fn list<T>(
+    node: &Node,
+    cx: &mut Cx,
+    item: impl Fn(&Node, &mut Cx) -> Option<T>,
+) -> Option<Vec<T>> {
     let Some(items) = seq_items(node) else {
         cx.error(
             node.pos,
@@ -863,12 +886,12 @@ fn list<T>(node: &Node, cx: &mut Cx, item: impl Fn(&Node, &mut Cx) -> Option<T>)
     ok.then_some(out)
 }
 
-fn strings(node: &Node, cx: &mut Cx) -> Option<Vec<String>> {
+pub(super) fn strings(node: &Node, cx: &mut Cx) -> Option<Vec<String>> {
     list(node, cx, String::decode)
 }
 
 /// One of a fixed set of words, with the nearest suggested for a near miss.
-fn word<T: Copy>(node: &Node, cx: &mut Cx, words: &[(&'static str, T)]) -> Option<T> {
+pub(super) fn word<T: Copy>(node: &Node, cx: &mut Cx, words: &[(&'static str, T)]) -> Option<T> {
     let text = String::decode(node, cx)?;
     if let Some((_, v)) = words.iter().find(|(w, _)| *w == text) {
         return Some(*v);
@@ -965,7 +988,7 @@ fn block_size(node: &Node, cidr: IpNet, cx: &mut Cx) -> Option<u8> {
 }
 
 /// A Calico selector expression; a syntax error points at the offending character.
-fn calico_selector(node: &Node, cx: &mut Cx) -> Option<Selector> {
+pub(super) fn calico_selector(node: &Node, cx: &mut Cx) -> Option<Selector> {
     let text = String::decode(node, cx)?;
     match Selector::parse(&text) {
         Ok(s) => Some(s),
@@ -1138,7 +1161,7 @@ fn ip_ranges(node: &Node, cx: &mut Cx) -> Option<Vec<IpRange>> {
 
 /// A Kubernetes label selector (`matchLabels`, `matchExpressions`). Its semantic checks
 /// (`LabelSelector::validate`) run with the pool checks, which locate them.
-fn label_selector(node: &Node, cx: &mut Cx) -> Option<LabelSelector> {
+pub(super) fn label_selector(node: &Node, cx: &mut Cx) -> Option<LabelSelector> {
     let object = Spec::from_node(node, cx)?;
     let match_labels = object
         .value::<StringMap>(cx, "matchLabels")

@@ -15,6 +15,8 @@ pub mod diag;
 pub mod duration;
 pub mod kinds;
 pub mod overrides;
+pub mod policy_fields;
+mod policy_kinds;
 pub mod raw;
 pub mod resource;
 pub mod workload_manifest;
@@ -81,6 +83,11 @@ pub struct Scenario {
     /// What each of `applied` means.
     pub applied_specs: Vec<Option<kinds::ResourceSpec>>,
     pub workloads: Vec<Workload>,
+    /// The network policy state at time zero (policies, tiers, namespaces and service
+    /// accounts of `resources`); `Action::Apply` of a `ResourceSpec::Policy` or
+    /// `ResourceSpec::Namespace` and `Action::Delete` ([`crate::policy::PolicySet::delete_named`])
+    /// change it as the run goes.
+    pub policies: crate::policy::PolicySet,
     /// Scenario events in the order they happen (time, then file order).
     pub actions: Vec<ScheduledAction>,
     pub expectations: Vec<Expectation>,
