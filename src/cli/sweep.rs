@@ -177,7 +177,7 @@ fn run_variant(path: &std::path::Path, variant: &[(String, String)]) -> Result<R
     let reach = last
         .dataplane
         .as_ref()
-        .map(|dp| crate::forwarding::all_pairs(dp));
+        .map(|dp| crate::sim::policy::all_pairs(dp, last.policy.as_deref()));
     Ok(Row {
         max_rib_routes: last.nodes.iter().filter_map(|n| n.rib_routes).max(),
         max_fib_routes: last.nodes.iter().filter_map(|n| n.fib_routes).max(),

@@ -104,6 +104,8 @@ text_enum! {
         LinkDown = "link-down",
         WrongSubnet = "wrong-subnet",
         Unallocated = "unallocated",
+        /// Network policy: the sender's egress or the receiver's ingress (SPEC §7).
+        PolicyDenied = "policy-denied",
     }
 }
 
@@ -232,11 +234,26 @@ pub enum Check {
     Reachable {
         from: PodSet,
         to: PodSet,
+        /// `None`: every port and protocol.
+        probe: Option<Probe>,
     },
     Unreachable {
         from: PodSet,
         to: PodSet,
         reason: Option<Verdict>,
+        probe: Option<Probe>,
+    },
+    /// No pair delivers the probe (SPEC §7).
+    Isolated {
+        from: PodSet,
+        to: PodSet,
+        probe: Option<Probe>,
+    },
+    /// The policies applying to a pod, in evaluation order, per direction.
+    Policy {
+        pod: String,
+        ingress: Option<Vec<String>>,
+        egress: Option<Vec<String>>,
     },
     Path {
         from: String,
@@ -264,6 +281,8 @@ impl Check {
             Check::Route { .. } => "route",
             Check::Reachable { .. } => "reachable",
             Check::Unreachable { .. } => "unreachable",
+            Check::Isolated { .. } => "isolated",
+            Check::Policy { .. } => "policy",
             Check::Path { .. } => "path",
             Check::Bgp { .. } => "bgp",
             Check::AllocationFailures(_) => "allocationFailures",
@@ -279,9 +298,15 @@ impl Check {
             Check::Node { name, .. } => name.clone(),
             Check::Block { cidr, .. } => cidr.to_string(),
             Check::Route { node, prefix, .. } => format!("{node} {prefix}"),
-            Check::Reachable { from, to } | Check::Unreachable { from, to, .. } => {
-                format!("{from} -> {to}")
+            Check::Reachable { from, to, probe }
+            | Check::Unreachable {
+                from, to, probe, ..
             }
+            | Check::Isolated { from, to, probe } => match probe {
+                Some(p) => format!("{from} -> {to} {p}"),
+                None => format!("{from} -> {to}"),
+            },
+            Check::Policy { pod, .. } => pod.clone(),
             Check::Path { from, to, .. } => format!("{from} -> {to}"),
             Check::Bgp { .. } => "sessions".to_string(),
             Check::AllocationFailures(c) => c.to_string(),

@@ -86,7 +86,7 @@ impl<'a> Party<'a> {
 }
 
 /// What a new connection's first packet carries that rules can match, after any DNAT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Packet {
     pub protocol: Protocol,
     /// Destination port (protocols with ports).
@@ -190,7 +190,7 @@ impl fmt::Display for DecidedBy {
                 policy,
                 index,
                 action,
-            } => write!(f, "{tier}/{policy} rule {index} ({action})"),
+            } => write!(f, "tier {tier}: {policy} rule {index} ({action})"),
             DecidedBy::EndOfTier { tier } => write!(f, "end of tier {tier}"),
             DecidedBy::TierDefault { tier } => write!(f, "default action of tier {tier}"),
             DecidedBy::Profile { profile } => write!(f, "profile {profile}"),

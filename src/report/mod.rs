@@ -15,7 +15,6 @@ pub mod unreachable;
 
 use serde::Serialize;
 
-use crate::forwarding::all_pairs;
 use crate::model::topology::DeviceKind;
 use crate::model::workload::PodStatus;
 use crate::scenario::Scenario;
@@ -112,7 +111,10 @@ impl Report {
         let mut warnings = scenario.warning_lines();
         warnings.extend(outcome.notes.iter().cloned());
         let passed = expectations.iter().filter(|e| e.passed).count();
-        let reach = last.dataplane.as_ref().map(|dp| all_pairs(dp));
+        let reach = last
+            .dataplane
+            .as_ref()
+            .map(|dp| crate::sim::policy::all_pairs(dp, last.policy.as_deref()));
         let pod_name = |key| {
             last.pods.iter().find(|p| p.key == key).map_or_else(
                 || "?".to_string(),
@@ -120,10 +122,16 @@ impl Report {
             )
         };
         let unreachable = reach.as_ref().map(|r| {
-            r.unreachable
+            r.groups
                 .iter()
                 .map(|g| UnreachableGroup {
-                    reason: g.reason.as_str().to_string(),
+                    reason: g.reason.to_string(),
+                    policy: g.denial.as_ref().map(|d| unreachable::DenialRow {
+                        side: d.side.as_str(),
+                        tier: d.by.tier().map(str::to_string),
+                        policy: d.by.policy().map(str::to_string),
+                        rule: d.by.rule_text(),
+                    }),
                     stopped_at: last
                         .devices
                         .get(g.stopped_at.index())

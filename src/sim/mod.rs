@@ -274,13 +274,12 @@ impl<'s> Simulation<'s> {
             &scenario.topology,
         );
         let mut namespaces = Namespaces::new();
-        let mut policy = crate::policy::model::PolicySet::new(scenario.profile.calico);
         for spec in &specs {
             if let ResourceSpec::Namespace(ns) = spec {
                 namespaces.insert(ns.name.clone(), ns.clone());
-                policy.apply(&namespace_resource(ns));
             }
         }
+        let policy = scenario.policies.clone();
         let topology = scenario.topology.clone();
         // calico-node starts on every node before any pod: registration and tunnel addresses.
         for (_, node) in topology.live_nodes() {
@@ -977,6 +976,10 @@ impl<'s> Simulation<'s> {
                         self.world.policy.apply(&namespace_resource(ns));
                         self.record("apply", subject, "applied");
                     }
+                    Some(ResourceSpec::Policy(resource)) => {
+                        self.world.policy.apply(resource);
+                        self.record("apply", subject, "applied");
+                    }
                     Some(ResourceSpec::BgpPeer(p)) => {
                         let peer = peer_of(p);
                         let cause = format!("BGPPeer {} applied", p.name);
@@ -1017,10 +1020,8 @@ impl<'s> Simulation<'s> {
             Action::Delete { kind, name } => {
                 if kind == "Namespace" {
                     self.world.namespaces.remove(&name);
-                    self.world
-                        .policy
-                        .delete(&crate::policy::model::PolicyDelete::Namespace(name.clone()));
                 }
+                self.world.policy.delete_named(&kind, &name);
                 self.world.addressing.delete(&kind, &name);
                 self.world
                     .addressing

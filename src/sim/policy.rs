@@ -9,8 +9,10 @@
 use std::collections::BTreeMap;
 
 use super::World;
-use crate::forwarding::PodKey;
-use crate::forwarding::connect::PolicyInputs;
+use crate::forwarding::connect::{ConnectionVerdict, Denial, Policing, PolicyInputs};
+use crate::forwarding::policy_reach::policy_reachability;
+use crate::forwarding::{Dataplane, PodKey};
+use crate::model::topology::DeviceId;
 use crate::model::topology::Os;
 use crate::model::workload::Workload;
 use crate::policy::eval::Endpoint;
@@ -50,4 +52,74 @@ pub fn inputs(world: &World, workloads: &[Workload]) -> Option<PolicyInputs> {
         set: world.policy.clone(),
         endpoints,
     })
+}
+
+/// Pod pairs that cannot reach each other for one reason at one place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairGroup {
+    /// A routing reason (SPEC §3.5) or `policy-denied`.
+    pub reason: &'static str,
+    pub stopped_at: DeviceId,
+    pub count: u64,
+    /// The smallest pair of the group.
+    pub example: (PodKey, PodKey),
+    /// What denied, for `policy-denied`.
+    pub denial: Option<Denial>,
+}
+
+/// All-pairs reachability of a snapshot (SPEC §6.1 `reachablePairs`, `unreachable`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pairs {
+    pub pairs: u64,
+    /// Pairs delivered; with policy, on at least one port or protocol.
+    pub reachable: u64,
+    pub groups: Vec<PairGroup>,
+}
+
+/// Every ordered pair of distinct pods: routing alone when no policy is enforced (exactly
+/// `forwarding::all_pairs`), else routing and policy over every packet class.
+pub fn all_pairs(dp: &Dataplane, policy: Option<&PolicyInputs>) -> Pairs {
+    let Some(inputs) = policy else {
+        let r = crate::forwarding::all_pairs(dp);
+        return Pairs {
+            pairs: r.pairs,
+            reachable: r.reachable,
+            groups: r
+                .unreachable
+                .into_iter()
+                .map(|g| PairGroup {
+                    reason: g.reason.as_str(),
+                    stopped_at: g.stopped_at,
+                    count: g.count,
+                    example: g.example,
+                    denial: None,
+                })
+                .collect(),
+        };
+    };
+    let pol = Policing::new(inputs);
+    let keys: Vec<PodKey> = dp.pods().map(|p| p.key).collect();
+    let r = policy_reachability(dp, &pol, &keys, &keys, None);
+    Pairs {
+        pairs: r.pairs,
+        reachable: r.some_packets,
+        groups: r
+            .blocked
+            .into_iter()
+            .filter_map(|g| {
+                let (reason, stopped_at, denial) = match g.verdict {
+                    ConnectionVerdict::Delivered => return None,
+                    ConnectionVerdict::Dropped { reason, at } => (reason.as_str(), at, None),
+                    ConnectionVerdict::PolicyDenied(d) => ("policy-denied", d.at, Some(d)),
+                };
+                Some(PairGroup {
+                    reason,
+                    stopped_at,
+                    count: g.count,
+                    example: g.example,
+                    denial,
+                })
+            })
+            .collect(),
+    }
 }
