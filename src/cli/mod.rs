@@ -5,6 +5,7 @@
 
 mod check;
 mod common;
+mod policy;
 mod routes;
 mod run;
 mod schema;
@@ -76,6 +77,13 @@ pub enum Command {
         after_help = "Example:\n  podnet sweep scenarios/block-limit.yaml \\\n    --set resources[0].spec.blockSize=26,27,28 --set workloads[0].replicas=30,40"
     )]
     Sweep(SweepArgs),
+    /// The policies and profiles that apply to a pod, per direction, in evaluation order, and
+    /// the rules that select it as a peer.
+    #[command(
+        after_help = "Examples:\n  podnet policy scenarios/policy-default-deny-rollout.yaml --pod shop/db-0\n  \
+                            podnet policy scenarios/policy-default-deny-rollout.yaml --pod shop/db-0 --at 90s --format json"
+    )]
+    Policy(PolicyArgs),
     /// Print the JSON Schema of the scenario file (for editors).
     #[command(after_help = "Example:\n  podnet schema > podnet.schema.json\n  \
                             then in a scenario: # yaml-language-server: $schema=podnet.schema.json")]
@@ -196,6 +204,20 @@ pub struct ValidateArgs {
     pub scenarios: Vec<PathBuf>,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct PolicyArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// The pod, as `namespace/name`.
+    #[arg(long)]
+    pub pod: String,
+    /// The simulated time to look at (default: the end of the run).
+    #[arg(long)]
+    pub at: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Text,
@@ -222,6 +244,7 @@ pub fn main() -> i32 {
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Routes(args) => routes::run(&args),
+        Command::Policy(args) => policy::run(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Schema => schema::schema(),
     }

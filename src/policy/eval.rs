@@ -214,7 +214,7 @@ pub enum End {
 }
 
 impl End {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             End::Source => "source",
             End::Destination => "destination",
@@ -647,23 +647,15 @@ impl<'a> Engine<'a> {
         )
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn entity_matches(
+    /// The endpoint criteria of an entity (namespace scope, `selector`, `notSelector`,
+    /// `serviceAccounts`) against `party`; nets, ports and services are not looked at.
+    fn endpoint_criteria(
         &self,
         entity: &EntityRule,
         end: End,
         policy_ns: Option<&str>,
         party: Party<'_>,
-        port: u16,
-        rule_protocol: Option<Protocol>,
-        packet: &Packet,
     ) -> Result<(), Miss> {
-        if !entity.nets.is_empty() && !entity.nets.iter().any(|n| n.contains(&party.ip)) {
-            return Err(Miss::Nets(end));
-        }
-        if entity.not_nets.iter().any(|n| n.contains(&party.ip)) {
-            return Err(Miss::NotNets(end));
-        }
         if entity.selects_endpoints() {
             // The scope of `EntityRule::scope`, without building it: a namespaceSelector
             // (`global()`: never a pod), else the policy's namespace, else everything.
@@ -710,6 +702,60 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The rules whose `source` or `destination` selects `e` by its endpoint criteria (as
+    /// `calicoq endpoint` lists them): (tier, policy, direction, rule index, end), in
+    /// evaluation order. Entities without endpoint criteria (only nets or ports) are left out.
+    pub fn peer_rules(&self, e: &Endpoint) -> Vec<(String, String, Direction, usize, End)> {
+        let mut out = Vec::new();
+        for t in &self.tiers {
+            for p in &t.policies {
+                for d in [Direction::Ingress, Direction::Egress] {
+                    for (i, rule) in p.policy.rules(d).iter().enumerate() {
+                        for (end, entity) in [
+                            (End::Source, &rule.source),
+                            (End::Destination, &rule.destination),
+                        ] {
+                            if entity.selects_endpoints()
+                                && self
+                                    .endpoint_criteria(
+                                        entity,
+                                        end,
+                                        p.policy.namespace.as_deref(),
+                                        Party::endpoint(e),
+                                    )
+                                    .is_ok()
+                            {
+                                out.push((t.tier.name.clone(), p.name.clone(), d, i, end));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn entity_matches(
+        &self,
+        entity: &EntityRule,
+        end: End,
+        policy_ns: Option<&str>,
+        party: Party<'_>,
+        port: u16,
+        rule_protocol: Option<Protocol>,
+        packet: &Packet,
+    ) -> Result<(), Miss> {
+        if !entity.nets.is_empty() && !entity.nets.iter().any(|n| n.contains(&party.ip)) {
+            return Err(Miss::Nets(end));
+        }
+        if entity.not_nets.iter().any(|n| n.contains(&party.ip)) {
+            return Err(Miss::NotNets(end));
+        }
+        self.endpoint_criteria(entity, end, policy_ns, party)?;
         if !entity.ports.is_empty()
             && !entity
                 .ports

@@ -26,6 +26,14 @@ pub fn inputs(world: &World, workloads: &[Workload]) -> Option<PolicyInputs> {
     if !world.policy.has_enforced_policy() {
         return None;
     }
+    Some(PolicyInputs {
+        set: world.policy.clone(),
+        endpoints: endpoints(world, workloads),
+    })
+}
+
+/// The workload endpoint of every pod with an address, by pod key.
+pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endpoint> {
     let mut endpoints = BTreeMap::new();
     for pod in world.cluster.pods() {
         let (Some(address), Some(node)) = (&pod.address, pod.node) else {
@@ -48,10 +56,7 @@ pub fn inputs(world: &World, workloads: &[Workload]) -> Option<PolicyInputs> {
             },
         );
     }
-    Some(PolicyInputs {
-        set: world.policy.clone(),
-        endpoints,
-    })
+    endpoints
 }
 
 /// Pod pairs that cannot reach each other for one reason at one place.
