@@ -35,6 +35,15 @@ text_enum! {
 }
 
 text_enum! {
+    /// `network.policy` (SPEC §7): whether network policy decides reachability.
+    pub enum PolicyMode {
+        Enforce = "enforce",
+        /// Policies are loaded and reported, never enforced.
+        Ignore = "ignore",
+    }
+}
+
+text_enum! {
     /// BGP timer profile (REFERENCE §4.4).
     pub enum TimerProfile {
         CalicoBird = "calico-bird",
@@ -82,6 +91,8 @@ pub struct Network {
     pub windows_use_single_network: bool,
     pub host_mtu: u32,
     pub bgp: BgpSettings,
+    /// `network.policy`; `None` (not written) means enforce when any policy exists.
+    pub policy: Option<PolicyMode>,
 }
 
 impl Default for Network {
@@ -97,6 +108,7 @@ impl Default for Network {
                 per_prefix_delay: SimDuration::from_micros(2),
                 bfd: None,
             },
+            policy: None,
         }
     }
 }

@@ -1094,6 +1094,44 @@ mod tests {
     }
 
     #[test]
+    fn label_selector_converts_to_an_equivalent_calico_selector() {
+        // Calico's k8sSelectorToCalico: both dialects must agree on every label set,
+        // absent labels included (NotIn and DoesNotExist hold for them).
+        let ls = LabelSelector {
+            match_labels: [("app".to_string(), "web".to_string())].into(),
+            match_expressions: vec![
+                LabelRequirement {
+                    key: "tier".into(),
+                    operator: LabelOperator::NotIn,
+                    values: vec!["db".into()],
+                },
+                LabelRequirement {
+                    key: "legacy".into(),
+                    operator: LabelOperator::DoesNotExist,
+                    values: vec![],
+                },
+            ],
+        };
+        let s = Selector::from(&ls);
+        assert_eq!(
+            s.to_string(),
+            r#"(app == "web" && tier not in {"db"} && !has(legacy))"#
+        );
+        for set in [
+            &[("app", "web")][..],
+            &[("app", "web"), ("tier", "db")],
+            &[("app", "web"), ("tier", "fe")],
+            &[("app", "web"), ("legacy", "")],
+            &[("app", "api")],
+            &[],
+        ] {
+            let l = labels(set);
+            assert_eq!(s.matches(&l), ls.matches(&l), "{set:?}");
+        }
+        assert_eq!(Selector::from(&LabelSelector::default()), Selector::all());
+    }
+
+    #[test]
     fn label_selector_validation_reports_every_problem() {
         assert_eq!(LabelOperator::parse("NotIn"), Some(LabelOperator::NotIn));
         assert_eq!(LabelOperator::parse("notin"), None);

@@ -22,6 +22,24 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// A container port's protocol (Kubernetes `ContainerPort.protocol`, default TCP).
+    pub enum PortProtocol {
+        Tcp = "TCP",
+        Udp = "UDP",
+        Sctp = "SCTP",
+    }
+}
+
+/// One `ports` entry of a workload's containers: what a named port in a policy resolves to
+/// (REFERENCE-policy §1.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerPort {
+    pub name: Option<String>,
+    pub container_port: u16,
+    pub protocol: PortProtocol,
+}
+
 /// A validated workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
@@ -33,6 +51,28 @@ pub struct Workload {
     pub labels: Labels,
     pub annotations: Labels,
     pub node_selector: Labels,
+    /// Every container's ports, in declaration order.
+    pub ports: Vec<ContainerPort>,
+    /// `serviceAccountName` (Kubernetes' default: `default`).
+    pub service_account_name: String,
+    /// `hostNetwork: true`: the pods use their node's address; Calico makes no workload
+    /// endpoint for them, so policy selectors never match them (REFERENCE-policy §1.6).
+    pub host_network: bool,
+}
+
+impl ContainerPort {
+    /// Kubernetes' `IsValidPortName` (IANA_SVC_NAME): at most 15 characters, lowercase letters,
+    /// digits and single inner hyphens, at least one letter.
+    pub fn is_valid_name(s: &str) -> bool {
+        !s.is_empty()
+            && s.len() <= 15
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && s.bytes().any(|b| b.is_ascii_lowercase())
+            && !s.starts_with('-')
+            && !s.ends_with('-')
+            && !s.contains("--")
+    }
 }
 
 impl Workload {

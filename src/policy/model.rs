@@ -295,6 +295,80 @@ impl Rule {
     }
 }
 
+impl fmt::Display for EntityRule {
+    /// A compact one-line form for messages and tests:
+    /// `nets=10.0.0.0/8 !nets=… selector=… !selector=… ns=… ports=80,http !ports=… sa=names|sel
+    /// service=ns/name`, only the criteria present.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn join<T: fmt::Display>(items: &[T]) -> String {
+            items.iter().map(T::to_string).collect::<Vec<_>>().join(",")
+        }
+        let mut parts = Vec::new();
+        if !self.nets.is_empty() {
+            parts.push(format!("nets={}", join(&self.nets)));
+        }
+        if !self.not_nets.is_empty() {
+            parts.push(format!("!nets={}", join(&self.not_nets)));
+        }
+        if let Some(s) = &self.selector {
+            parts.push(format!("selector={s}"));
+        }
+        if let Some(s) = &self.not_selector {
+            parts.push(format!("!selector={s}"));
+        }
+        if let Some(s) = &self.namespace_selector {
+            parts.push(format!("ns={s}"));
+        }
+        if !self.ports.is_empty() {
+            parts.push(format!("ports={}", join(&self.ports)));
+        }
+        if !self.not_ports.is_empty() {
+            parts.push(format!("!ports={}", join(&self.not_ports)));
+        }
+        if let Some(sa) = &self.service_accounts {
+            let selector = sa.selector.as_ref().map(Selector::to_string);
+            parts.push(format!(
+                "sa={}|{}",
+                sa.names.join(","),
+                selector.unwrap_or_default()
+            ));
+        }
+        if let Some(s) = &self.services {
+            parts.push(format!("service={}/{}", s.namespace, s.name));
+        }
+        f.write_str(&parts.join(" "))
+    }
+}
+
+impl fmt::Display for Rule {
+    /// `Allow TCP from[…] to[…]`: the action, the protocol criteria, then the non-empty
+    /// source and destination.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.action)?;
+        if let Some(p) = self.protocol {
+            write!(f, " {p}")?;
+        }
+        if let Some(p) = self.not_protocol {
+            write!(f, " !{p}")?;
+        }
+        for (word, icmp) in [("icmp", self.icmp), ("!icmp", self.not_icmp)] {
+            if let Some(i) = icmp {
+                write!(f, " {word}={}", i.icmp_type)?;
+                if let Some(code) = i.code {
+                    write!(f, "/{code}")?;
+                }
+            }
+        }
+        if !self.source.is_empty() {
+            write!(f, " from[{}]", self.source)?;
+        }
+        if !self.destination.is_empty() {
+            write!(f, " to[{}]", self.destination)?;
+        }
+        Ok(())
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Policies and tiers
 

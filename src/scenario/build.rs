@@ -23,7 +23,7 @@ use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{
     Fabric, Latencies, NewNode, NodeBgp, Os, RackId, Topology, ZoneId, spine_name,
 };
-use crate::model::workload::{Workload, WorkloadKind};
+use crate::model::workload::{ContainerPort, PortProtocol, Workload, WorkloadKind};
 use crate::model::{Labels, TextEnum};
 
 /// Everything gathered from the scenario file and its includes, before building.
@@ -146,6 +146,61 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         warnings: Vec::new(),
         sources: Default::default(),
     })
+}
+
+/// A workload's container ports with Kubernetes' checks (`validateContainerPorts`): the port
+/// in 1..=65535, the name an IANA_SVC_NAME and unique within the pod.
+fn container_ports(raw: &[Loc<RawContainerPort>], cx: &mut Cx) -> Vec<ContainerPort> {
+    let mut out = Vec::new();
+    let mut names: BTreeMap<String, Pos> = BTreeMap::new();
+    for (i, p) in raw.iter().enumerate() {
+        cx.at_index(i, |cx| {
+            let r = &p.value;
+            let Some(port) = &r.container_port else {
+                cx.error(p.pos, "missing required field `containerPort`");
+                return;
+            };
+            let Some(number) = u16::try_from(port.value).ok().filter(|n| *n > 0) else {
+                cx.at_key("containerPort", |cx| {
+                    cx.error(port.pos, format!("{} is outside 1..=65535", port.value))
+                });
+                return;
+            };
+            if let Some(name) = &r.name {
+                if !ContainerPort::is_valid_name(&name.value) {
+                    cx.at_key("name", |cx| {
+                        cx.error(
+                            name.pos,
+                            format!(
+                                "`{}` is not a port name: at most 15 lowercase letters, digits \
+                                 and inner hyphens, with at least one letter",
+                                name.value
+                            ),
+                        )
+                    });
+                    return;
+                }
+                if let Some(first) = names.insert(name.value.clone(), name.pos) {
+                    cx.at_key("name", |cx| {
+                        cx.error(
+                            name.pos,
+                            format!(
+                                "port name `{}` is already used (line {}, column {})",
+                                name.value, first.line, first.col
+                            ),
+                        )
+                    });
+                    return;
+                }
+            }
+            out.push(ContainerPort {
+                name: val(&r.name),
+                container_port: number,
+                protocol: val(&r.protocol).unwrap_or(PortProtocol::Tcp),
+            });
+        });
+    }
+    out
 }
 
 /// A router's AS number and where it was set (or would be set), for the default checks.
@@ -295,6 +350,7 @@ impl Builder<'_> {
             n.calico_backend = val(&r.calico_backend).unwrap_or(n.calico_backend);
             n.datastore_delay = b.positive(&r.datastore_delay, "datastoreDelay", n.datastore_delay);
             n.windows_use_single_network = val(&r.windows_use_single_network).unwrap_or(true);
+            n.policy = val(&r.policy);
             if let Some(mtu) = &r.host_mtu {
                 if (576..=65535).contains(&mtu.value) {
                     n.host_mtu = mtu.value;
@@ -1090,6 +1146,17 @@ impl Builder<'_> {
                     return;
                 }
                 seen.insert(key, name.pos);
+                let ports = b.cx.at_key("ports", |cx| container_ports(r.ports.as_ref().map_or(&[][..], |l| &l.value[..]), cx));
+                let service_account_name = match &r.service_account_name {
+                    Some(sa) => {
+                        b.cx.at_key("serviceAccountName", |cx| {
+                            let mut b = Builder { cx, names: BTreeMap::new() };
+                            b.check_dns(&sa.value, sa.pos);
+                        });
+                        sa.value.clone()
+                    }
+                    None => "default".to_string(),
+                };
                 out.push(Workload {
                     name: name.value.clone(),
                     namespace,
@@ -1098,6 +1165,9 @@ impl Builder<'_> {
                     labels: labels(&r.labels),
                     annotations: annotations(&r.annotations),
                     node_selector: labels(&r.node_selector),
+                    ports,
+                    service_account_name,
+                    host_network: val(&r.host_network).unwrap_or(false),
                 });
             });
         }

@@ -39,6 +39,7 @@ use super::yaml::{Node, Value};
 use crate::model::Labels;
 use crate::model::network::CalicoProfile;
 use crate::model::selector::{LabelSelector, Selector};
+use crate::model::workload::ContainerPort;
 use crate::policy::model::{
     Action, DEFAULT_TIER, Direction, EntityRule, IcmpMatch, LABEL_ORCHESTRATOR, Policy, PolicyKind,
     PolicyResource, PolicySet, PolicyTypes, PortMatch, Protocol, Rule, ServiceAccountMatch,
@@ -799,21 +800,23 @@ impl PolicyDecoder<'_> {
                 _ => vec![Rule::any(Action::Deny)],
             });
         }
-        let mut by_protocol: BTreeMap<Option<Protocol>, Vec<PortMatch>> = BTreeMap::new();
-        let mut all_ports: Vec<Protocol> = Vec::new();
+        // Ports grouped by protocol (a named port has none of its own); `None` = every port
+        // of that protocol.
+        let mut by_protocol: BTreeMap<Option<Protocol>, Option<Vec<PortMatch>>> = BTreeMap::new();
         for (protocol, port) in ports {
-            match (protocol, port) {
-                (Some(p), None) => all_ports.push(p),
-                (p, Some(port)) => by_protocol.entry(p).or_default().push(port),
-                (None, None) => {}
+            let entry = by_protocol
+                .entry(protocol)
+                .or_insert_with(|| Some(Vec::new()));
+            match (port, entry.as_mut()) {
+                (Some(port), Some(list)) => list.push(port),
+                (None, _) => *entry = None,
+                (Some(_), None) => {}
             }
         }
-        let mut groups: Vec<(Option<Protocol>, Vec<PortMatch>)> = Vec::new();
-        for p in &all_ports {
-            by_protocol.remove(&Some(*p));
-            groups.push((Some(*p), Vec::new()));
-        }
-        groups.extend(by_protocol);
+        let mut groups: Vec<(Option<Protocol>, Vec<PortMatch>)> = by_protocol
+            .into_iter()
+            .map(|(p, ports)| (p, ports.unwrap_or_default()))
+            .collect();
         if groups.is_empty() {
             groups.push((None, Vec::new()));
         }
@@ -1145,19 +1148,6 @@ fn port_number(i: i128, node: &Node, cx: &mut Cx) -> Option<u16> {
     }
 }
 
-/// Kubernetes' IANA_SVC_NAME (k8s-validation IsValidPortName): at most 15 characters,
-/// lowercase letters, digits and single inner hyphens, at least one letter.
-fn is_port_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 15
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && s.bytes().any(|b| b.is_ascii_lowercase())
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-        && !s.contains("--")
-}
-
 /// A NetworkPolicyPort as (protocol, port): protocol TCP by default; `None` port = every
 /// port of the protocol (k8s-validation ValidateNetworkPolicyPort).
 fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<PortMatch>)> {
@@ -1177,7 +1167,7 @@ fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<PortMatch>)> {
         .or_else(|| (!object.has("protocol")).then_some(Protocol::TCP));
     let port = object.get(cx, "port", |n, cx| match &n.value {
         Value::Int(i) => port_number(*i, n, cx).map(|p| (Some(p), None)),
-        Value::Str(s) if is_port_name(s) => Some((None, Some(s.clone()))),
+        Value::Str(s) if ContainerPort::is_valid_name(s) => Some((None, Some(s.clone()))),
         Value::Str(s) => {
             cx.error(
                 n.pos,

@@ -13,10 +13,10 @@ use super::yaml::{Node, Value};
 use crate::model::expect::{
     Count, Encapsulation, PodSet, PortRef, ProbeProtocol, RouteTable, Verdict,
 };
-use crate::model::network::{CalicoBackend, CalicoProfile, Cni, TimerProfile};
+use crate::model::network::{CalicoBackend, CalicoProfile, Cni, PolicyMode, TimerProfile};
 use crate::model::time::SimDuration;
 use crate::model::topology::Os;
-use crate::model::workload::{PodStatus, WorkloadKind};
+use crate::model::workload::{PodStatus, PortProtocol, WorkloadKind};
 
 raw_struct! {
     /// A podnet scenario: the cluster, its resources and workloads, the events to play and
@@ -140,6 +140,8 @@ raw_struct! {
         windows_use_single_network: bool = "windowsUseSingleNetwork",
         host_mtu: u32 = "hostMtu",
         bgp: RawNetworkBgp = "bgp",
+        /// `enforce` (the default when any policy exists) or `ignore` (SPEC §7).
+        policy: PolicyMode = "policy",
     }
 }
 
@@ -194,6 +196,19 @@ raw_struct! {
         labels: LabelMap = "labels",
         annotations: StringMap = "annotations",
         node_selector: LabelMap = "nodeSelector",
+        /// Container ports, for named ports in policies (SPEC §7).
+        ports: Vec<Loc<RawContainerPort>> = "ports",
+        service_account_name: String = "serviceAccountName",
+        host_network: bool = "hostNetwork",
+    }
+}
+
+raw_struct! {
+    /// `{name: http, containerPort: 8080, protocol: TCP}`.
+    pub struct RawContainerPort {
+        name: String = "name",
+        container_port: u32 = "containerPort",
+        protocol: PortProtocol = "protocol",
     }
 }
 

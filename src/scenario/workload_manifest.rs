@@ -2,16 +2,17 @@
 //! `v1` Pod resources become workloads, as if written in `workloads:`.
 //!
 //! Taken: `metadata.name` and `namespace`, `spec.replicas`, and the pod template's labels,
-//! annotations and `nodeSelector` (for a Pod, its own). The rest (containers, volumes,
+//! annotations, `nodeSelector`, `serviceAccountName`, `hostNetwork` and the containers'
+//! `ports` (for a Pod, its own). The rest (containers, volumes,
 //! selectors, affinity…) is ignored silently, as SPEC says. Problems are located in the
 //! manifest's own file.
 
 use super::decode::{Cx, Decode, LabelMap, Loc, StringMap};
-use super::raw::RawWorkload;
+use super::raw::{RawContainerPort, RawWorkload};
 use super::resource::Resource;
 use super::yaml::{Node, Value};
 use crate::model::TextEnum;
-use crate::model::workload::WorkloadKind;
+use crate::model::workload::{PortProtocol, WorkloadKind};
 
 /// The workloads the resources describe, each with its field path.
 pub fn workloads(resources: &[Resource], cx: &mut Cx) -> Vec<(String, Loc<RawWorkload>)> {
@@ -70,7 +71,58 @@ fn from_manifest(r: &Resource, kind: WorkloadKind, cx: &mut Cx) -> Option<RawWor
     w.labels = decode_at::<LabelMap>(pod_meta, "labels", meta_path, cx);
     w.annotations = decode_at::<StringMap>(pod_meta, "annotations", meta_path, cx);
     w.node_selector = decode_at::<LabelMap>(pod_spec, "nodeSelector", spec_path, cx);
+    // `serviceAccount` is the deprecated alias the API server still copies over.
+    w.service_account_name = decode_at::<String>(pod_spec, "serviceAccountName", spec_path, cx)
+        .or_else(|| decode_at::<String>(pod_spec, "serviceAccount", spec_path, cx));
+    w.host_network = decode_at::<bool>(pod_spec, "hostNetwork", spec_path, cx);
+    w.ports = container_ports(pod_spec, spec_path, cx);
     Some(w)
+}
+
+/// Every container's `ports` (name, containerPort, protocol; hostPort and hostIP are
+/// ignored), in container order.
+fn container_ports(
+    pod_spec: Option<&Node>,
+    spec_path: &str,
+    cx: &mut Cx,
+) -> Option<Loc<Vec<Loc<RawContainerPort>>>> {
+    let Some(Value::Seq(containers)) = pod_spec?.get("containers").map(|n| &n.value) else {
+        return None;
+    };
+    let mut out = Vec::new();
+    for (i, c) in containers.iter().enumerate() {
+        let Some(Value::Seq(ports)) = c.get("ports").map(|n| &n.value) else {
+            continue;
+        };
+        for (j, p) in ports.iter().enumerate() {
+            let path = format!("{spec_path}.containers[{i}].ports[{j}]");
+            let at = |key: &str| p.get(key).filter(|n| !matches!(n.value, Value::Null));
+            let mut raw = RawContainerPort {
+                pos: p.pos,
+                ..RawContainerPort::default()
+            };
+            let segments: Vec<&str> = path.split('.').collect();
+            with_keys(cx, &segments, |cx| {
+                if let Some(n) = at("name") {
+                    raw.name = cx.at_key("name", |cx| {
+                        String::decode(n, cx).map(|v| Loc::new(v, n.pos))
+                    });
+                }
+                if let Some(n) = at("containerPort") {
+                    raw.container_port = cx.at_key("containerPort", |cx| {
+                        u32::decode(n, cx).map(|v| Loc::new(v, n.pos))
+                    });
+                }
+                if let Some(n) = at("protocol") {
+                    raw.protocol = cx.at_key("protocol", |cx| {
+                        PortProtocol::decode(n, cx).map(|v| Loc::new(v, n.pos))
+                    });
+                }
+            });
+            out.push(Loc::new(raw, p.pos));
+        }
+    }
+    Some(Loc::new(out, pod_spec?.pos))
 }
 
 /// Decodes `parent.key` (if present) with `parent_path` pushed onto the path.

@@ -12,18 +12,20 @@ use super::World;
 use crate::forwarding::connect::{ConnectionVerdict, Denial, Policing, PolicyInputs};
 use crate::forwarding::policy_reach::policy_reachability;
 use crate::forwarding::{Dataplane, PodKey};
+use crate::model::network::{Network, PolicyMode};
 use crate::model::topology::DeviceId;
 use crate::model::topology::Os;
-use crate::model::workload::Workload;
-use crate::policy::eval::Endpoint;
-use crate::policy::model::endpoint_labels;
+use crate::model::workload::{PortProtocol, Workload};
+use crate::policy::eval::{Endpoint, NamedPort};
+use crate::policy::model::{Protocol, endpoint_labels};
 
 /// The service account a pod runs as when its workload names none (Kubernetes' default).
 pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";
 
-/// The policy inputs of the world as it is now, or `None` when no policy is enforced.
-pub fn inputs(world: &World, workloads: &[Workload]) -> Option<PolicyInputs> {
-    if !world.policy.has_enforced_policy() {
+/// The policy inputs of the world as it is now, or `None` when no policy is enforced
+/// (`network.policy: ignore`, or no non-staged policy).
+pub fn inputs(world: &World, network: &Network, workloads: &[Workload]) -> Option<PolicyInputs> {
+    if network.policy == Some(PolicyMode::Ignore) || !world.policy.has_enforced_policy() {
         return None;
     }
     Some(PolicyInputs {
@@ -32,7 +34,8 @@ pub fn inputs(world: &World, workloads: &[Workload]) -> Option<PolicyInputs> {
     })
 }
 
-/// The workload endpoint of every pod with an address, by pod key.
+/// The workload endpoint of every pod-network pod with an address, by pod key (Calico makes
+/// none for a host-network pod).
 pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endpoint> {
     let mut endpoints = BTreeMap::new();
     for pod in world.cluster.pods() {
@@ -42,7 +45,14 @@ pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endp
         let Some(workload) = workloads.get(pod.workload) else {
             continue;
         };
-        let service_account = DEFAULT_SERVICE_ACCOUNT;
+        if workload.host_network {
+            continue;
+        }
+        let service_account = if workload.service_account_name.is_empty() {
+            DEFAULT_SERVICE_ACCOUNT
+        } else {
+            workload.service_account_name.as_str()
+        };
         endpoints.insert(
             PodKey(pod.id.0),
             Endpoint {
@@ -51,7 +61,21 @@ pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endp
                 ip: address.ip,
                 labels: endpoint_labels(&workload.labels, &pod.namespace, service_account),
                 service_account: service_account.to_string(),
-                ports: Vec::new(),
+                ports: workload
+                    .ports
+                    .iter()
+                    .filter_map(|p| {
+                        Some(NamedPort {
+                            name: p.name.clone()?,
+                            port: p.container_port,
+                            protocol: match p.protocol {
+                                PortProtocol::Tcp => Protocol::TCP,
+                                PortProtocol::Udp => Protocol::UDP,
+                                PortProtocol::Sctp => Protocol::SCTP,
+                            },
+                        })
+                    })
+                    .collect(),
                 windows: world.topology.node(node).os == Os::Windows,
             },
         );

@@ -357,7 +357,7 @@ impl Snapshot {
             dataplane: dataplane.map(Arc::new),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
-            policy: super::policy::inputs(world, workloads).map(Arc::new),
+            policy: super::policy::inputs(world, network, workloads).map(Arc::new),
         }
     }
 
