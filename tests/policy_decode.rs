@@ -394,7 +394,8 @@ fn namespaces_service_accounts_and_deletes_reach_the_policy_set() {
     let mut set = policies(
         "v3.30",
         "- {apiVersion: v1, kind: Namespace, metadata: {name: prod, labels: {team: a}}}\n\
-         - {apiVersion: v1, kind: ServiceAccount, metadata: {name: api, namespace: prod, labels: {role: x}}}\n\
+         - {apiVersion: v1, kind: ServiceAccount, metadata: {name: api, namespace: prod, labels: {role: x}}, \
+         automountServiceAccountToken: false, imagePullSecrets: [{name: reg}]}\n\
          - apiVersion: networking.k8s.io/v1\n  kind: NetworkPolicy\n  metadata: {name: p, namespace: prod}\n  spec: {podSelector: {}}\n",
     );
     let ns = set.namespace_selector_labels("prod");

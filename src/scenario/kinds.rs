@@ -8,7 +8,9 @@
 //!    serves but podnet does not model (`BGPFilter`, `SpiderSubnet`, `FelixConfiguration`…) and
 //!    an API group podnet does not know are accepted as [`ResourceSpec::Ignored`] with one
 //!    warning per kind; workload kinds (`Pod`, `Deployment`…) are `Ignored` silently because
-//!    the workload loader reads them; a kind the group does not serve is an error.
+//!    the workload loader reads them; a kind the group does not serve is an error. The
+//!    network policy kinds, Tiers and ServiceAccounts are checked against
+//!    [`super::policy_fields`]' tables and decoded by [`super::policy_kinds`].
 //! 2. **Check every key** against the field tables of [`super::api_fields`], as the API server
 //!    would: a typo is an error naming the nearest field, a removed field an error with its
 //!    note, a real field podnet does not model one warning (per kind and field, at its first
@@ -284,7 +286,8 @@ impl Decoder<'_> {
                 None
             }
             Class::Policy(schema) => {
-                self.check_fields(r, schema, true, cx);
+                let trimmed = policy_kinds::without_service_account_fields(r);
+                self.check_fields(trimmed.as_ref().unwrap_or(r), schema, true, cx);
                 let (labels, _) = metadata_maps(r, cx);
                 policy_kinds::decode(r, schema, labels, self.profile, cx).map(ResourceSpec::Policy)
             }
@@ -1473,8 +1476,17 @@ mod tests {
         ));
         assert!(matches!(classify(APPS_V1, "Deployment"), Class::Workload));
         assert!(matches!(classify(V1, "ConfigMap"), Class::ForeignGroup));
+        // Network policy kinds are decoded by `policy_kinds`.
         assert!(matches!(
             classify("networking.k8s.io/v1", "NetworkPolicy"),
+            Class::Policy(_)
+        ));
+        assert!(matches!(
+            classify(CALICO_CRD_V1, "GlobalNetworkPolicy"),
+            Class::Policy(_)
+        ));
+        assert!(matches!(
+            classify("networking.k8s.io/v1", "Ingress"),
             Class::ForeignGroup
         ));
     }

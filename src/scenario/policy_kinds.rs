@@ -83,6 +83,38 @@ pub(super) fn decode(
     })
 }
 
+/// A ServiceAccount has top-level fields besides `metadata` (k8s-api core/v1 ServiceAccount);
+/// podnet reads only its labels, so the copy returned has them removed for the field check
+/// (`None` for every other kind, or when there is nothing to remove).
+pub(super) fn without_service_account_fields(r: &Resource) -> Option<Resource> {
+    const FIELDS: [&str; 3] = [
+        "secrets",
+        "imagePullSecrets",
+        "automountServiceAccountToken",
+    ];
+    if r.api_version != "v1" || r.kind != "ServiceAccount" {
+        return None;
+    }
+    let Value::Map(entries) = &r.body.value else {
+        return None;
+    };
+    if !entries
+        .iter()
+        .any(|(k, _)| FIELDS.contains(&k.text.as_str()))
+    {
+        return None;
+    }
+    let mut trimmed = r.clone();
+    trimmed.body.value = Value::Map(
+        entries
+            .iter()
+            .filter(|(k, _)| !FIELDS.contains(&k.text.as_str()))
+            .cloned()
+            .collect(),
+    );
+    Some(trimmed)
+}
+
 /// The policy state the decoded `resources` make at time zero, with their namespaces'
 /// labels. A policy in a tier that no Tier declares (neither here nor in an `apply` event) is
 /// kept with a warning: Calico's API server refuses it, but an event may create the tier, and
