@@ -435,6 +435,7 @@ fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
         &["sweep", QUICKSTART, "--set", "seed=1,2", "--jobs", "1"],
         &["schema"],
         &["export", "bird", QUICKSTART, "--out", out],
+        &["policy", QUICKSTART, "--pod", "default/web-0"],
     ];
     for args in commands {
         let mut child = Command::new(env!("CARGO_BIN_EXE_podnet"))

@@ -234,6 +234,7 @@ fn unreachable_pairs_are_shown_when_given() {
             from: "default/web-3".to_string(),
             to: "default/web-0".to_string(),
         },
+        policy: None,
     }];
     let md = markdown::render(&report, &[], Some(&groups));
     assert!(md.contains("## Reachability"));

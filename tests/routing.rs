@@ -580,7 +580,15 @@ fn a_snapshot_computes_all_pairs_reachability_once() {
     let o = run(&s);
     let snap = &o.last;
     let first = snap.reachability();
-    assert_eq!(*first, podnet::forwarding::all_pairs(&snap.dataplane));
+    assert_eq!(
+        *first,
+        podnet::sim::policy::all_pairs(&snap.dataplane, snap.policy.as_deref())
+    );
+    let routing = podnet::forwarding::all_pairs(&snap.dataplane);
+    assert_eq!(
+        (first.pairs, first.reachable),
+        (routing.pairs, routing.reachable)
+    );
     assert!(std::ptr::eq(first, snap.reachability()));
     let report = podnet::report::Report::new(&s, &o, Vec::new());
     assert_eq!(report.summary.pod_pairs, first.pairs);

@@ -13,6 +13,7 @@ mod output;
 mod check;
 mod common;
 mod export;
+mod policy;
 mod routes;
 mod run;
 mod schema;
@@ -90,6 +91,13 @@ pub enum Command {
         after_help = "Example:\n  podnet sweep scenarios/block-limit.yaml \\\n    --set resources[0].spec.blockSize=26,27,28 --set workloads[0].replicas=30,40"
     )]
     Sweep(SweepArgs),
+    /// The policies and profiles that apply to a pod, per direction, in evaluation order, and
+    /// the rules that select it as a peer.
+    #[command(
+        after_help = "Examples:\n  podnet policy scenarios/policy-default-deny-rollout.yaml --pod shop/db-0\n  \
+                            podnet policy scenarios/policy-default-deny-rollout.yaml --pod shop/db-0 --at 90s --format json"
+    )]
+    Policy(PolicyArgs),
     /// Print the JSON Schema of the scenario file (for editors).
     #[command(after_help = "Example:\n  podnet schema > podnet.schema.json\n  \
                             then in a scenario: # yaml-language-server: $schema=podnet.schema.json")]
@@ -142,6 +150,20 @@ pub struct TraceArgs {
     /// The simulated time to trace at (default: the end of the run).
     #[arg(long)]
     pub at: Option<String>,
+    /// Destination port: a number or a container port name of the destination pod (network
+    /// policy matches on it). Without `--port` and `--protocol` the packet is an ICMP echo
+    /// request, as `ping` sends.
+    #[arg(long)]
+    pub port: Option<String>,
+    /// TCP (default with `--port`), UDP, SCTP or ICMP.
+    #[arg(long, value_parser = ["TCP", "UDP", "SCTP", "ICMP"])]
+    pub protocol: Option<String>,
+    /// ICMP type (default 8, echo request).
+    #[arg(long)]
+    pub icmp_type: Option<u8>,
+    /// ICMP code (default 0).
+    #[arg(long)]
+    pub icmp_code: Option<u8>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
@@ -219,6 +241,20 @@ pub struct ValidateArgs {
     pub scenarios: Vec<PathBuf>,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct PolicyArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// The pod, as `namespace/name`.
+    #[arg(long)]
+    pub pod: String,
+    /// The simulated time to look at (default: the end of the run).
+    #[arg(long)]
+    pub at: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Text,
@@ -246,6 +282,7 @@ pub fn main() -> i32 {
         Command::Export(args) => export::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Routes(args) => routes::run(&args),
+        Command::Policy(args) => policy::run(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Schema => schema::schema(),
     }

@@ -7,7 +7,13 @@ use serde_json::json;
 
 use super::common::with_state_at;
 use super::{Format, TraceArgs, exit};
-use crate::forwarding::{Action, FibEntry, Source, Trace, Verdict, trace};
+use crate::forwarding::connect::{
+    Connection, ConnectionVerdict, Policing, PolicyCheck, connect, packet_for, verdict_text,
+};
+use crate::forwarding::{Action, FibEntry, Source};
+use crate::model::TextEnum;
+use crate::model::expect::{PortRef, Probe, ProbeProtocol};
+use crate::policy::eval::{Packet, explain_lines};
 use crate::sim::Snapshot;
 
 pub fn run(args: &TraceArgs) -> i32 {
@@ -44,25 +50,78 @@ pub fn run(args: &TraceArgs) -> i32 {
                 return exit::INVALID;
             }
         };
-        let Some(t) = trace(dp, source, to) else {
+        let policing = snap.policy.as_deref().map(Policing::new);
+        let packet = match probe(args) {
+            Err(e) => {
+                eprintln!("{e}");
+                return exit::INVALID;
+            }
+            Ok(probe) => {
+                let dst = policing.as_ref().and_then(|p| p.endpoint_at(to));
+                match packet_for(&probe, dst) {
+                    Ok(packet) => packet,
+                    Err(e) if policing.is_some() => {
+                        eprintln!("--port: {e}");
+                        return exit::INVALID;
+                    }
+                    // Without policy the packet's ports do not matter.
+                    Err(_) => Packet::icmp(8, 0),
+                }
+            }
+        };
+        let Some(c) = connect(dp, policing.as_ref(), source, to, &packet, true) else {
             eprintln!(
                 "--from `{}` is not in the dataplane (a Pending pod or a deleted node?)",
                 args.from
             );
             return exit::FAILED;
         };
+        let enforced = policing.is_some().then_some(&packet);
         match args.format {
-            Format::Text => out!("{}", text(snap, &args.from, &args.to, to, &t)),
+            Format::Text => out!("{}", text(snap, &args.from, &args.to, to, &c, enforced)),
             Format::Json => outln!(
                 "{}",
-                serde_json::to_string_pretty(&as_json(snap, to, &t)).unwrap_or_default()
+                serde_json::to_string_pretty(&as_json(snap, to, &c, enforced)).unwrap_or_default()
             ),
         }
-        if t.delivered() {
+        if c.verdict.delivered() {
             exit::OK
         } else {
             exit::FAILED
         }
+    })
+}
+
+/// The probe the flags describe: a port (TCP unless `--protocol` says otherwise), an ICMP
+/// type, or by default an ICMP echo request.
+fn probe(args: &TraceArgs) -> Result<Probe, String> {
+    let protocol = match args.protocol.as_deref() {
+        Some(p) => {
+            ProbeProtocol::from_text(p).ok_or_else(|| format!("--protocol: unknown `{p}`"))?
+        }
+        None if args.port.is_some() => ProbeProtocol::Tcp,
+        None => ProbeProtocol::Icmp,
+    };
+    let port = args.port.as_deref().map(|p| match p.parse::<u16>() {
+        Ok(n) => PortRef::Number(n),
+        Err(_) => PortRef::Name(p.to_string()),
+    });
+    match (protocol, &port) {
+        (ProbeProtocol::Icmp, Some(_)) => {
+            return Err("--port: ICMP has no ports; use --icmp-type".into());
+        }
+        (ProbeProtocol::Icmp, None) => {}
+        (_, None) => return Err(format!("--protocol {protocol} needs --port")),
+        _ if args.icmp_type.is_some() || args.icmp_code.is_some() => {
+            return Err("--icmp-type and --icmp-code are for --protocol ICMP".into());
+        }
+        _ => {}
+    }
+    Ok(Probe {
+        protocol,
+        port,
+        icmp_type: args.icmp_type,
+        icmp_code: args.icmp_code,
     })
 }
 
@@ -137,53 +196,118 @@ fn tunnel_dev(encap: &str) -> &'static str {
     }
 }
 
-fn verdict_text(snap: &Snapshot, v: &Verdict) -> String {
-    match v {
-        Verdict::Delivered => "delivered".to_string(),
-        Verdict::Dropped { reason, at } => {
-            format!("not delivered: {reason} at {}", name(snap, *at))
-        }
+fn check_lines(out: &mut String, c: &PolicyCheck) {
+    out.push_str(&format!("{} policy of {}:\n", c.side.as_str(), c.endpoint));
+    for line in explain_lines(&c.steps) {
+        out.push_str(&format!("  {line}\n"));
     }
 }
 
-fn text(snap: &Snapshot, from: &str, to_text: &str, to: IpAddr, t: &Trace) -> String {
+fn text(
+    snap: &Snapshot,
+    from: &str,
+    to_text: &str,
+    to: IpAddr,
+    c: &Connection,
+    packet: Option<&Packet>,
+) -> String {
     let mut out = format!("trace {from} -> {to_text} ({to}) at {}us\n", snap.time_us);
-    for (i, hop) in t.hops.iter().enumerate() {
-        let entry = hop
-            .entry
-            .as_ref()
-            .map_or("-".to_string(), |e| entry_text(snap, e));
-        out.push_str(&format!(
-            "{:>3}  {:<20} {entry}",
-            i + 1,
-            name(snap, hop.device)
-        ));
-        if let Some(o) = &hop.outer {
-            out.push_str(&format!("  [{} {} -> {}]", o.encap.as_str(), o.src, o.dst));
+    if let Some(p) = packet {
+        out.push_str(&format!("packet: {p}\n"));
+        match &c.egress {
+            Some(e) => check_lines(&mut out, e),
+            None => out.push_str("egress policy: none (the sender is not a workload endpoint)\n"),
         }
-        out.push('\n');
+        match &c.ingress {
+            Some(i) => check_lines(&mut out, i),
+            None if c.egress.as_ref().is_some_and(|e| !e.outcome.allowed) => {
+                out.push_str("ingress policy: not reached\n")
+            }
+            None if c.trace.as_ref().is_some_and(|t| t.delivered()) => out.push_str(
+                "ingress policy: none (not a workload endpoint, or host-to-local traffic)\n",
+            ),
+            None => out.push_str("ingress policy: not reached\n"),
+        }
     }
-    out.push_str(&verdict_text(snap, &t.verdict));
-    out.push('\n');
+    if let Some(t) = &c.trace {
+        for (i, hop) in t.hops.iter().enumerate() {
+            let entry = hop
+                .entry
+                .as_ref()
+                .map_or("-".to_string(), |e| entry_text(snap, e));
+            out.push_str(&format!(
+                "{:>3}  {:<20} {entry}",
+                i + 1,
+                name(snap, hop.device)
+            ));
+            if let Some(o) = &hop.outer {
+                out.push_str(&format!("  [{} {} -> {}]", o.encap.as_str(), o.src, o.dst));
+            }
+            out.push('\n');
+        }
+    }
+    if c.verdict.delivered() {
+        out.push_str("delivered\n");
+    } else {
+        out.push_str(&format!(
+            "not delivered: {}\n",
+            verdict_text(c, &|d| name(snap, d))
+        ));
+    }
     out
 }
 
-fn as_json(snap: &Snapshot, to: IpAddr, t: &Trace) -> serde_json::Value {
-    let (delivered, reason, stopped_at) = match &t.verdict {
-        Verdict::Delivered => (true, None, None),
-        Verdict::Dropped { reason, at } => (false, Some(reason.as_str()), Some(name(snap, *at))),
-    };
+fn check_json(c: &PolicyCheck) -> serde_json::Value {
     json!({
+        "endpoint": c.endpoint,
+        "allowed": c.outcome.allowed,
+        "tier": c.outcome.by.tier(),
+        "policy": c.outcome.by.policy(),
+        "rule": c.outcome.by.rule_text(),
+        "steps": explain_lines(&c.steps),
+    })
+}
+
+fn as_json(
+    snap: &Snapshot,
+    to: IpAddr,
+    c: &Connection,
+    packet: Option<&Packet>,
+) -> serde_json::Value {
+    let hops = c.trace.as_ref().map_or(&[][..], |t| &t.hops[..]);
+    let mut v = json!({
         "to": to.to_string(),
         "timeUs": snap.time_us,
-        "delivered": delivered,
-        "reason": reason,
-        "stoppedAt": stopped_at,
-        "encapsulation": t.encapsulation().map_or("none", |e| e.as_str()),
-        "hops": t.hops.iter().map(|h| json!({
+        "delivered": c.verdict.delivered(),
+        "reason": c.verdict.reason(),
+        "stoppedAt": c.verdict.stopped_at().map(|d| name(snap, d)),
+        "encapsulation": c.trace.as_ref().and_then(|t| t.encapsulation()).map_or("none", |e| e.as_str()),
+        "hops": hops.iter().map(|h| json!({
             "device": name(snap, h.device),
             "entry": h.entry.as_ref().map(|e| entry_text(snap, e)),
             "outer": h.outer.as_ref().map(|o| json!({"encapsulation": o.encap.as_str(), "src": o.src.to_string(), "dst": o.dst.to_string()})),
         })).collect::<Vec<_>>(),
-    })
+    });
+    if let (Some(p), Some(obj)) = (packet, v.as_object_mut()) {
+        obj.insert("packet".into(), json!(p.to_string()));
+        if let ConnectionVerdict::PolicyDenied(d) = &c.verdict {
+            obj.insert("side".into(), json!(d.side.as_str()));
+            obj.insert("tier".into(), json!(d.by.tier()));
+            obj.insert("policy".into(), json!(d.by.policy()));
+            obj.insert("rule".into(), json!(d.by.rule_text()));
+        }
+        obj.insert(
+            "egress".into(),
+            c.egress
+                .as_ref()
+                .map_or(serde_json::Value::Null, check_json),
+        );
+        obj.insert(
+            "ingress".into(),
+            c.ingress
+                .as_ref()
+                .map_or(serde_json::Value::Null, check_json),
+        );
+    }
+    v
 }

@@ -11,12 +11,16 @@
 //! - `dataplane`: the builder, next-hop resolution, encapsulation decisions, underlay state.
 //! - `walk`: one packet, hop by hop.
 //! - `reach`: every pair, by forwarding equivalence classes.
+//! - `connect`: a new connection with network policy: sender's egress, the walk, receiver's
+//!   ingress.
 //!
 //! Architecture invariant: nothing here mutates simulation state or fails on input; a dropped
 //! packet is a [`Verdict`] with a [`Reason`], never an `Err`.
 
+pub mod connect;
 mod dataplane;
 pub mod fib;
+pub mod policy_reach;
 pub mod reach;
 pub mod walk;
 

@@ -1065,7 +1065,7 @@ impl Chain {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::forwarding::testutil::*;
     use crate::forwarding::walk::{Source, trace};
@@ -1215,18 +1215,18 @@ mod tests {
     }
 
     /// A small deterministic generator (SplitMix64) driven by proptest's seed.
-    struct Gen(u64);
+    pub(crate) struct Gen(pub(crate) u64);
     impl Gen {
-        fn next(&mut self) -> u64 {
+        pub(crate) fn next(&mut self) -> u64 {
             crate::model::hash::splitmix64(&mut self.0)
         }
-        fn below(&mut self, n: usize) -> usize {
+        pub(crate) fn below(&mut self, n: usize) -> usize {
             (self.next() % n.max(1) as u64) as usize
         }
-        fn chance(&mut self, percent: u64) -> bool {
+        pub(crate) fn chance(&mut self, percent: u64) -> bool {
             self.next() % 100 < percent
         }
-        fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        pub(crate) fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
             xs[self.below(xs.len())]
         }
     }
@@ -1234,7 +1234,7 @@ mod tests {
     /// A random small cluster: 1–3 racks, random pods (Calico, borrowed, Spiderpool, some in
     /// the wrong subnet), missing and extra routes, blackholes, down nodes and links, and
     /// random encapsulation modes.
-    fn scenario(seed: u64) -> (Topology, Dataplane) {
+    pub(crate) fn scenario(seed: u64) -> (Topology, Dataplane) {
         let mut g = Gen(seed);
         let racks = 1 + g.below(3);
         let shape: Vec<u8> = (0..racks).map(|_| 1 + g.below(4) as u8).collect();

@@ -105,6 +105,61 @@ text_enum! {
         WrongSubnet = "wrong-subnet",
         Unallocated = "unallocated",
         DuplicateAddress = "duplicate-address",
+        /// Network policy: the sender's egress or the receiver's ingress (SPEC §7).
+        PolicyDenied = "policy-denied",
+    }
+}
+
+text_enum! {
+    /// The protocol of a probe packet (expectations' and `trace`'s `protocol`).
+    pub enum ProbeProtocol {
+        Tcp = "TCP",
+        Udp = "UDP",
+        Sctp = "SCTP",
+        Icmp = "ICMP",
+    }
+}
+
+/// A destination port: a number, or a container port name resolved on the destination pod.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PortRef {
+    Number(u16),
+    Name(String),
+}
+
+impl std::fmt::Display for PortRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PortRef::Number(n) => write!(f, "{n}"),
+            PortRef::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+/// The packet a reachability question is about (`port`, `protocol`, `icmpType`, `icmpCode`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Probe {
+    pub protocol: ProbeProtocol,
+    /// Protocols with ports; `None` for ICMP.
+    pub port: Option<PortRef>,
+    /// ICMP: the type (echo request, 8, when not given) and code.
+    pub icmp_type: Option<u8>,
+    pub icmp_code: Option<u8>,
+}
+
+impl std::fmt::Display for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.port, self.protocol) {
+            (_, ProbeProtocol::Icmp) => {
+                write!(f, "ICMP type {}", self.icmp_type.unwrap_or(8))?;
+                if let Some(c) = self.icmp_code {
+                    write!(f, " code {c}")?;
+                }
+                Ok(())
+            }
+            (Some(p), proto) => write!(f, "{p}/{proto}"),
+            (None, proto) => write!(f, "{proto}"),
+        }
     }
 }
 
@@ -180,11 +235,26 @@ pub enum Check {
     Reachable {
         from: PodSet,
         to: PodSet,
+        /// `None`: every port and protocol.
+        probe: Option<Probe>,
     },
     Unreachable {
         from: PodSet,
         to: PodSet,
         reason: Option<Verdict>,
+        probe: Option<Probe>,
+    },
+    /// No pair delivers the probe (SPEC §7).
+    Isolated {
+        from: PodSet,
+        to: PodSet,
+        probe: Option<Probe>,
+    },
+    /// The policies applying to a pod, in evaluation order, per direction.
+    Policy {
+        pod: String,
+        ingress: Option<Vec<String>>,
+        egress: Option<Vec<String>>,
     },
     Path {
         from: String,
@@ -212,6 +282,8 @@ impl Check {
             Check::Route { .. } => "route",
             Check::Reachable { .. } => "reachable",
             Check::Unreachable { .. } => "unreachable",
+            Check::Isolated { .. } => "isolated",
+            Check::Policy { .. } => "policy",
             Check::Path { .. } => "path",
             Check::Bgp { .. } => "bgp",
             Check::AllocationFailures(_) => "allocationFailures",
@@ -227,9 +299,15 @@ impl Check {
             Check::Node { name, .. } => name.clone(),
             Check::Block { cidr, .. } => cidr.to_string(),
             Check::Route { node, prefix, .. } => format!("{node} {prefix}"),
-            Check::Reachable { from, to } | Check::Unreachable { from, to, .. } => {
-                format!("{from} -> {to}")
+            Check::Reachable { from, to, probe }
+            | Check::Unreachable {
+                from, to, probe, ..
             }
+            | Check::Isolated { from, to, probe } => match probe {
+                Some(p) => format!("{from} -> {to} {p}"),
+                None => format!("{from} -> {to}"),
+            },
+            Check::Policy { pod, .. } => pod.clone(),
             Check::Path { from, to, .. } => format!("{from} -> {to}"),
             Check::Bgp { .. } => "sessions".to_string(),
             Check::AllocationFailures(c) => c.to_string(),

@@ -11,12 +11,15 @@
 //! - [`model`]: the typed, validated policy model (`Tier`, `Policy`, `Rule`, `EntityRule`…)
 //!   and [`model::PolicySet`], the policy state in force at one instant, which `apply`/`delete`
 //!   events change.
+//! - [`eval`]: the evaluation engine: per endpoint and direction, REFERENCE-policy §2.5's walk
+//!   over tiers, policies and rules, with the deciding rule and a step-by-step explanation.
 //!
 //! Invariants: every value here is validated (selectors parsed, CIDRs well formed, port ranges
 //! ordered, types defaulted by the rules of the kind it came from); iteration is ordered.
 //! What this module is not: it does not decode YAML (`scenario` does) and it does not decide
 //! whether a packet is allowed (the evaluation engine does).
 
+pub mod eval;
 pub mod model;
 
 pub use model::{

@@ -116,10 +116,16 @@ impl Report {
             )
         };
         let unreachable = reach
-            .unreachable
+            .groups
             .iter()
             .map(|g| UnreachableGroup {
-                reason: g.reason.as_str().to_string(),
+                reason: g.reason.to_string(),
+                policy: g.denial.as_ref().map(|d| unreachable::DenialRow {
+                    side: d.side.as_str(),
+                    tier: d.by.tier().map(str::to_string),
+                    policy: d.by.policy().map(str::to_string),
+                    rule: d.by.rule_text(),
+                }),
                 stopped_at: last
                     .devices
                     .get(g.stopped_at.index())

@@ -21,6 +21,21 @@ pub struct UnreachableGroup {
     pub count: u64,
     /// One of the pairs.
     pub example: PairExample,
+    /// For `policy-denied`: where and what denied (SPEC §7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<DenialRow>,
+}
+
+/// The check that denied a group of pairs: the side (`egress` at the sender, `ingress` at the
+/// receiver), the tier and policy, and the rule index or `end-of-tier`, `tier-default`,
+/// `no-profile`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DenialRow {
+    pub side: &'static str,
+    pub tier: Option<String>,
+    pub policy: Option<String>,
+    pub rule: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -56,9 +71,22 @@ pub fn section(groups: Option<&[UnreachableGroup]>) -> Option<Section> {
             ("example", false),
         ]);
         for g in ordered.iter().take(LIST_LIMIT) {
+            let reason = match &g.policy {
+                Some(d) => format!(
+                    "{} ({} {}{})",
+                    g.reason,
+                    d.side,
+                    d.policy
+                        .as_deref()
+                        .or(d.tier.as_deref())
+                        .map_or(String::new(), |p| format!("{p} ")),
+                    d.rule
+                ),
+                None => g.reason.clone(),
+            };
             table.push_toned(
                 vec![
-                    g.reason.clone(),
+                    reason,
                     g.stopped_at.clone(),
                     count(g.count),
                     format!("{} → {}", g.example.from, g.example.to),
@@ -94,6 +122,7 @@ mod tests {
                 from: "default/web-0".to_string(),
                 to: "default/web-7".to_string(),
             },
+            policy: None,
         }
     }
 

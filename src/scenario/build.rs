@@ -1664,33 +1664,49 @@ impl Builder<'_> {
                     table: val(&r.table).unwrap_or(RouteTable::Fib),
                 }
             }
-            "reachable" | "unreachable" => {
-                let pair = if kind == "reachable" {
-                    &e.reachable
-                } else {
-                    &e.unreachable
+            "reachable" | "unreachable" | "isolated" => {
+                let pair = match kind {
+                    "reachable" => &e.reachable,
+                    "unreachable" => &e.unreachable,
+                    _ => &e.isolated,
                 };
                 let p = &pair.as_ref()?.value;
                 let from = self.require(&p.from, p.pos, "from")?;
                 let to = self.require(&p.to, p.pos, "to")?;
                 pod_set(self, "from", from);
                 pod_set(self, "to", to);
-                if kind == "reachable" {
-                    if let Some(r) = &p.reason {
-                        self.cx.at_key("reason", |cx| {
-                            cx.error(r.pos, "`reason` belongs to `unreachable`")
-                        });
-                    }
-                    Check::Reachable {
-                        from: from.value.clone(),
-                        to: to.value.clone(),
-                    }
-                } else {
-                    Check::Unreachable {
-                        from: from.value.clone(),
-                        to: to.value.clone(),
+                let probe = probe_of(self, p);
+                if kind != "unreachable"
+                    && let Some(r) = &p.reason
+                {
+                    self.cx.at_key("reason", |cx| {
+                        cx.error(r.pos, "`reason` belongs to `unreachable`")
+                    });
+                }
+                let (from, to) = (from.value.clone(), to.value.clone());
+                match kind {
+                    "reachable" => Check::Reachable { from, to, probe },
+                    "unreachable" => Check::Unreachable {
+                        from,
+                        to,
                         reason: val(&p.reason),
-                    }
+                        probe,
+                    },
+                    _ => Check::Isolated { from, to, probe },
+                }
+            }
+            "policy" => {
+                let p = &e.policy.as_ref()?.value;
+                let pod = self.require(&p.pod, p.pos, "pod")?;
+                pod_ref(self, "pod", pod);
+                let names = |l: &Option<Loc<Vec<Loc<String>>>>| {
+                    l.as_ref()
+                        .map(|v| v.value.iter().map(|n| n.value.clone()).collect())
+                };
+                Check::Policy {
+                    pod: pod.value.clone(),
+                    ingress: names(&p.ingress),
+                    egress: names(&p.egress),
                 }
             }
             "path" => {
@@ -1737,6 +1753,46 @@ impl Builder<'_> {
             _ => Check::AllocationFailures(val(&e.allocation_failures)?),
         })
     }
+}
+
+/// The probe of a `reachable`/`unreachable`/`isolated` expectation: `None` when it names no
+/// port, protocol or ICMP type (every port and protocol). ICMP takes `icmpType`/`icmpCode`
+/// instead of `port`.
+fn probe_of(b: &mut Builder, p: &super::raw::RawExpectPair) -> Option<crate::model::expect::Probe> {
+    use crate::model::expect::{Probe, ProbeProtocol};
+    if p.port.is_none() && p.protocol.is_none() && p.icmp_type.is_none() && p.icmp_code.is_none() {
+        return None;
+    }
+    let protocol = val(&p.protocol).unwrap_or(ProbeProtocol::Tcp);
+    if protocol == ProbeProtocol::Icmp {
+        if let Some(port) = &p.port {
+            b.cx.at_key("port", |cx| {
+                cx.error(
+                    port.pos,
+                    "ICMP has no ports; give `icmpType` (and `icmpCode`)",
+                )
+            });
+        }
+    } else {
+        for (key, field) in [("icmpType", &p.icmp_type), ("icmpCode", &p.icmp_code)] {
+            if let Some(f) = field {
+                b.cx.at_key(key, |cx| {
+                    cx.error(f.pos, format!("`{key}` needs `protocol: ICMP`"))
+                });
+            }
+        }
+    }
+    if p.icmp_code.is_some() && p.icmp_type.is_none() {
+        b.cx.at_key("icmpCode", |cx| {
+            cx.error(p.pos, "`icmpCode` needs `icmpType`")
+        });
+    }
+    Some(Probe {
+        protocol,
+        port: val(&p.port),
+        icmp_type: val(&p.icmp_type),
+        icmp_code: val(&p.icmp_code),
+    })
 }
 
 /// Calico `Node` resources (SPEC §2.3) merge into the topology node of the same name: their
@@ -1887,6 +1943,8 @@ fn expectation_has(e: &RawExpectation, key: &str) -> bool {
         "route" => e.route.is_some(),
         "reachable" => e.reachable.is_some(),
         "unreachable" => e.unreachable.is_some(),
+        "isolated" => e.isolated.is_some(),
+        "policy" => e.policy.is_some(),
         "path" => e.path.is_some(),
         "bgp" => e.bgp.is_some(),
         "allocationFailures" => e.allocation_failures.is_some(),

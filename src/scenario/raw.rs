@@ -10,7 +10,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 use super::decode::{AnyNode, Cidr, Cx, Decode, LabelMap, Loc, StringMap, raw_struct};
 use super::yaml::{Node, Value};
-use crate::model::expect::{Count, Encapsulation, PodSet, RouteTable, Verdict};
+use crate::model::expect::{
+    Count, Encapsulation, PodSet, PortRef, ProbeProtocol, RouteTable, Verdict,
+};
 use crate::model::network::{CalicoBackend, CalicoProfile, Cni, PolicyMode, TimerProfile};
 use crate::model::time::SimDuration;
 use crate::model::topology::Os;
@@ -384,6 +386,8 @@ raw_struct! {
         route: RawExpectRoute = "route",
         reachable: RawExpectPair = "reachable",
         unreachable: RawExpectPair = "unreachable",
+        isolated: RawExpectPair = "isolated",
+        policy: RawExpectPolicy = "policy",
         path: RawExpectPath = "path",
         bgp: RawExpectBgp = "bgp",
         allocation_failures: Count = "allocationFailures",
@@ -400,6 +404,8 @@ impl RawExpectation {
         "route",
         "reachable",
         "unreachable",
+        "isolated",
+        "policy",
         "path",
         "bgp",
         "allocationFailures",
@@ -472,6 +478,55 @@ raw_struct! {
         from: PodSet = "from",
         to: PodSet = "to",
         reason: Verdict = "reason",
+        port: PortRef = "port",
+        protocol: ProbeProtocol = "protocol",
+        icmp_type: u8 = "icmpType",
+        icmp_code: u8 = "icmpCode",
+    }
+}
+
+raw_struct! {
+    pub struct RawExpectPolicy {
+        pod: String = "pod",
+        ingress: Vec<Loc<String>> = "ingress",
+        egress: Vec<Loc<String>> = "egress",
+    }
+}
+
+impl Decode for PortRef {
+    fn decode(node: &Node, cx: &mut Cx) -> Option<PortRef> {
+        match &node.value {
+            Value::Int(_) => match u16::decode(node, cx)? {
+                0 => {
+                    cx.error(node.pos, "port 0 is not a port; give 1..=65535");
+                    None
+                }
+                n => Some(PortRef::Number(n)),
+            },
+            Value::Str(s) if !s.is_empty() => Some(PortRef::Name(s.clone())),
+            _ => {
+                cx.error(
+                    node.pos,
+                    format!(
+                        "expected a port number or a container port name, found {}",
+                        node.value.kind_name()
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+impl JsonSchema for PortRef {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PortRef".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({
+            "description": "A port number, or a container port name of the destination pod.",
+            "oneOf": [{"type": "integer", "minimum": 1, "maximum": 65535}, {"type": "string"}]
+        })
     }
 }
 

@@ -7,17 +7,23 @@
 //! Expectations about routes, reachability, paths and BGP need layers podnet does not have
 //! yet; they fail and say so rather than pass silently.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use serde::Serialize;
 
 use super::snapshot::{BgpState, PodRow, Snapshot};
-use crate::forwarding::{Action, PodKey, Source, Verdict, reachability, trace};
+use crate::forwarding::connect::{ConnectionVerdict, Policing, PolicyInputs, packet_for};
+use crate::forwarding::policy_reach::{BlockedGroup, PolicyReach, policy_reachability};
+use crate::forwarding::{Action, Dataplane, PodKey, Source, Verdict, reachability, trace};
 use crate::model::TextEnum;
 use crate::model::expect::{Check, Count, Expectation, PodSet, RouteTable};
+use crate::model::expect::{Probe, ProbeProtocol};
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::DeviceId;
 use crate::model::workload::PodStatus;
+use crate::policy::eval::{Engine, Packet, packet_classes};
+use crate::policy::model::{Direction, Protocol};
 
 /// The verdict on one expectation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -371,10 +377,25 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             };
             return Ok((holds, expected, actual));
         }
-        Check::Reachable { from, to } | Check::Unreachable { from, to, .. } => {
+        Check::Reachable { from, to, probe }
+        | Check::Unreachable {
+            from, to, probe, ..
+        }
+        | Check::Isolated { from, to, probe } => {
             let dp = &snap.dataplane;
             let sources = addressed_keys(select(snap, from)?);
             let targets = addressed_keys(select(snap, to)?);
+            if let Some(inputs) = snap.policy.as_deref() {
+                return Ok(policy_pairs(
+                    c,
+                    snap,
+                    dp,
+                    inputs,
+                    &sources,
+                    &targets,
+                    probe.as_ref(),
+                ));
+            }
             let r = reachability(dp, &sources, &targets);
             let reason = match c {
                 Check::Unreachable { reason, .. } => *reason,
@@ -383,6 +404,9 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             let want_reachable = matches!(c, Check::Reachable { .. });
             let expected = match (want_reachable, reason) {
                 (true, _) => format!("every pair of {from} -> {to} delivered"),
+                (false, _) if matches!(c, Check::Isolated { .. }) => {
+                    format!("no pair of {from} -> {to} delivered")
+                }
                 (false, Some(why)) => {
                     format!("no pair of {from} -> {to} delivered, every one {why}")
                 }
@@ -491,6 +515,37 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 format!("{verdict} via [{}], encapsulation {encap}", hops.join(", ")),
             ));
         }
+        Check::Policy {
+            pod,
+            ingress,
+            egress,
+        } => {
+            let row = find_pod(snap, pod).ok_or_else(|| format!("no pod `{pod}`"))?;
+            let applying = |d: Direction| -> Vec<String> {
+                let Some(inputs) = snap.policy.as_deref() else {
+                    return Vec::new();
+                };
+                let Some(e) = inputs.endpoints.get(&row.key) else {
+                    return Vec::new();
+                };
+                Engine::new(&inputs.set)
+                    .applicable(e, d)
+                    .into_iter()
+                    .map(|(_, p)| p)
+                    .collect()
+            };
+            for (field, want, d) in [
+                ("ingress", ingress, Direction::Ingress),
+                ("egress", egress, Direction::Egress),
+            ] {
+                if let Some(want) = want {
+                    let got = applying(d);
+                    cmp.passed &= &got == want;
+                    cmp.expected.push(format!("{field} [{}]", want.join(", ")));
+                    cmp.actual.push(format!("{field} [{}]", got.join(", ")));
+                }
+            }
+        }
         Check::Bgp {
             sessions_established,
             converged_within,
@@ -519,4 +574,166 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
         }
     }
     Ok(cmp.finish())
+}
+
+/// The packets a probe stands for towards each destination: all packet classes (no probe),
+/// the classes of one protocol (a protocol without a port), or one packet (a named port
+/// resolved on each destination). Destinations where a named port resolves to nothing are
+/// returned apart.
+fn probe_packets(
+    pol: &Policing<'_>,
+    targets: &[PodKey],
+    probe: Option<&Probe>,
+) -> (BTreeMap<Vec<Packet>, Vec<PodKey>>, Vec<PodKey>) {
+    let mut groups: BTreeMap<Vec<Packet>, Vec<PodKey>> = BTreeMap::new();
+    let mut unresolved = Vec::new();
+    let classes = || packet_classes(pol.engine.set(), pol.endpoints());
+    match probe {
+        None => {
+            groups.insert(classes(), targets.to_vec());
+        }
+        Some(p) if p.port.is_none() && p.protocol != ProbeProtocol::Icmp => {
+            let proto = match p.protocol {
+                ProbeProtocol::Udp => Protocol::UDP,
+                ProbeProtocol::Sctp => Protocol::SCTP,
+                _ => Protocol::TCP,
+            };
+            let packets: Vec<Packet> = classes()
+                .into_iter()
+                .filter(|k| k.protocol == proto)
+                .collect();
+            groups.insert(packets, targets.to_vec());
+        }
+        Some(p) => {
+            for t in targets {
+                match packet_for(p, pol.endpoint(*t)) {
+                    Ok(packet) => groups.entry(vec![packet]).or_default().push(*t),
+                    Err(_) => unresolved.push(*t),
+                }
+            }
+        }
+    }
+    (groups, unresolved)
+}
+
+/// `reachable`, `unreachable` and `isolated` when network policy is enforced: routing and
+/// policy together, over the packets the probe names.
+fn policy_pairs(
+    c: &Check,
+    snap: &Snapshot,
+    dp: &Dataplane,
+    inputs: &PolicyInputs,
+    sources: &[PodKey],
+    targets: &[PodKey],
+    probe: Option<&Probe>,
+) -> (bool, String, String) {
+    let pol = Policing::new(inputs);
+    let (groups, unresolved) = probe_packets(&pol, targets, probe);
+    let mut total = PolicyReach::default();
+    let mut blocked: BTreeMap<ConnectionVerdict, (u64, (PodKey, PodKey))> = BTreeMap::new();
+    for (packets, dests) in &groups {
+        let r = policy_reachability(dp, &pol, sources, dests, Some(packets));
+        total.pairs += r.pairs;
+        total.all_packets += r.all_packets;
+        total.some_packets += r.some_packets;
+        for BlockedGroup {
+            verdict,
+            count,
+            example,
+        } in r.blocked
+        {
+            let g = blocked.entry(verdict).or_insert((0, example));
+            g.0 += count;
+            g.1 = g.1.min(example);
+        }
+    }
+    let no_port = if unresolved.is_empty() {
+        0
+    } else {
+        let r = reachability(dp, sources, &unresolved);
+        total.pairs += r.pairs;
+        r.pairs
+    };
+    let what = match probe {
+        Some(p) => format!(" on {p}"),
+        None => String::new(),
+    };
+    let (from, to) = match c {
+        Check::Reachable { from, to, .. }
+        | Check::Unreachable { from, to, .. }
+        | Check::Isolated { from, to, .. } => (from.to_string(), to.to_string()),
+        _ => (String::new(), String::new()),
+    };
+    let reason = match c {
+        Check::Unreachable { reason, .. } => *reason,
+        _ => None,
+    };
+    let expected = match (c, reason) {
+        (Check::Reachable { .. }, _) if probe.is_none() => {
+            format!("every pair of {from} -> {to} delivered on every port and protocol")
+        }
+        (Check::Reachable { .. }, _) => format!("every pair of {from} -> {to} delivered{what}"),
+        (_, Some(why)) => format!("no pair of {from} -> {to} delivered{what}, every one {why}"),
+        _ => format!("no pair of {from} -> {to} delivered{what}"),
+    };
+    if total.pairs == 0 {
+        return (
+            false,
+            expected,
+            "no pair of pods with an address in these sets".to_string(),
+        );
+    }
+    let device = |d: crate::model::topology::DeviceId| {
+        snap.devices
+            .get(d.index())
+            .map_or("?", String::as_str)
+            .to_string()
+    };
+    let mut parts: Vec<String> = blocked
+        .iter()
+        .map(|(v, (count, (a, b)))| {
+            let why = match v {
+                ConnectionVerdict::PolicyDenied(d) => format!(
+                    "policy-denied ({} {}) at {}",
+                    d.side.as_str(),
+                    d.by,
+                    device(d.at)
+                ),
+                ConnectionVerdict::Dropped { reason, at } => format!("{reason} at {}", device(*at)),
+                ConnectionVerdict::Delivered => "delivered".to_string(),
+            };
+            format!(
+                "{count} {why} (e.g. {} -> {})",
+                pod_name(snap, *a),
+                pod_name(snap, *b)
+            )
+        })
+        .collect();
+    if no_port > 0 {
+        parts.push(format!("{no_port} to pods that declare no such port"));
+    }
+    let partial = total.some_packets - total.all_packets;
+    let mut actual = if probe.is_some_and(|p| p.port.is_some() || p.protocol == ProbeProtocol::Icmp)
+    {
+        format!("{} of {} pairs delivered", total.some_packets, total.pairs)
+    } else {
+        format!(
+            "{} of {} pairs delivered on every packet, {partial} on some",
+            total.all_packets, total.pairs
+        )
+    };
+    if !parts.is_empty() {
+        actual.push_str("; ");
+        actual.push_str(&parts.join("; "));
+    }
+    let holds = match c {
+        Check::Reachable { .. } => total.all_packets == total.pairs,
+        _ => {
+            total.some_packets == 0
+                && reason.is_none_or(|why| {
+                    no_port == 0 && blocked.keys().all(|v| v.reason() == Some(why.as_str()))
+                })
+        }
+    };
+    (holds, expected, actual)
 }

@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod dataplane;
 pub mod expect;
 pub mod placement;
+pub mod policy;
 pub mod queue;
 pub mod rng;
 pub mod snapshot;
@@ -156,6 +157,8 @@ pub struct World {
     pub cluster: Cluster,
     pub addressing: Addressing,
     pub namespaces: Namespaces,
+    /// Network policy in force: tiers, policies, namespace and service account labels.
+    pub policy: crate::policy::model::PolicySet,
     /// Schedulable nodes by pod count.
     pub placement: placement::Placement,
     pub control: ControlPlane,
@@ -279,6 +282,7 @@ impl<'s> Simulation<'s> {
                 namespaces.insert(ns.name.clone(), ns.clone());
             }
         }
+        let policy = scenario.policies.clone();
         let topology = scenario.topology.clone();
         // calico-node starts on every node before any pod: registration and tunnel addresses.
         for (_, node) in topology.live_nodes() {
@@ -293,6 +297,7 @@ impl<'s> Simulation<'s> {
                 cluster: Cluster::new(&scenario.workloads),
                 addressing,
                 namespaces,
+                policy,
                 placement: placement::Placement::default(),
                 control: ControlPlane::default(),
             },
@@ -1003,6 +1008,11 @@ impl<'s> Simulation<'s> {
                 match &self.scenario.applied_specs[resource] {
                     Some(ResourceSpec::Namespace(ns)) => {
                         self.world.namespaces.insert(ns.name.clone(), ns.clone());
+                        self.world.policy.apply(&namespace_resource(ns));
+                        self.record("apply", subject, "applied");
+                    }
+                    Some(ResourceSpec::Policy(resource)) => {
+                        self.world.policy.apply(resource);
                         self.record("apply", subject, "applied");
                     }
                     Some(ResourceSpec::BgpPeer(p)) => {
@@ -1046,6 +1056,7 @@ impl<'s> Simulation<'s> {
                 if kind == "Namespace" {
                     self.world.namespaces.remove(&name);
                 }
+                self.world.policy.delete_named(&kind, &name);
                 self.world.addressing.delete(&kind, &name);
                 self.world
                     .addressing
@@ -1158,5 +1169,15 @@ impl<'s> Simulation<'s> {
         self.record("deleteNode", name, "deleted");
         self.queue_creations(self.now, slots);
         self.queue_retry();
+    }
+}
+
+/// A Namespace manifest as the policy state holds it (its labels, for namespace selectors).
+fn namespace_resource(
+    ns: &crate::scenario::kinds::Namespace,
+) -> crate::policy::model::PolicyResource {
+    crate::policy::model::PolicyResource::Namespace {
+        name: ns.name.clone(),
+        labels: ns.labels.clone(),
     }
 }

@@ -16,7 +16,8 @@ use serde::Serialize;
 use super::World;
 use super::dataplane;
 use crate::bgp::{BgpEngine, SessionState, SpeakerId};
-use crate::forwarding::{Dataplane, PodKey, Reachability, all_pairs};
+use crate::forwarding::connect::PolicyInputs;
+use crate::forwarding::{Dataplane, PodKey};
 use crate::model::TextEnum;
 use crate::model::network::Network;
 use crate::model::time::SimDuration;
@@ -150,13 +151,16 @@ pub struct Snapshot {
     pub dataplane: Arc<Dataplane>,
     /// All-pairs reachability of `dataplane`, filled by the first `reachability` call.
     #[serde(skip)]
-    reach: OnceLock<Reachability>,
+    reach: OnceLock<super::policy::Pairs>,
     /// Device names by id (nodes and routers), to name hops and next hops.
     #[serde(skip)]
     pub devices: Vec<String>,
     /// BGP, when anything speaks it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bgp: Option<BgpState>,
+    /// Network policy and the endpoints it protects, when any policy is enforced.
+    #[serde(skip)]
+    pub policy: Option<Arc<PolicyInputs>>,
 }
 
 /// What the engine knows about BGP beyond the engine itself: when the FIBs changed and when
@@ -359,13 +363,16 @@ impl Snapshot {
             reach: OnceLock::new(),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
+            policy: super::policy::inputs(world, network, workloads).map(Arc::new),
         }
     }
 
-    /// Reachability between every ordered pair of distinct pods. Computed on the first call
+    /// Reachability between every ordered pair of distinct pods, with network policy when any is
+    /// enforced. Computed on the first call
     /// and kept.
-    pub fn reachability(&self) -> &Reachability {
-        self.reach.get_or_init(|| all_pairs(&self.dataplane))
+    pub fn reachability(&self) -> &super::policy::Pairs {
+        self.reach
+            .get_or_init(|| super::policy::all_pairs(&self.dataplane, self.policy.as_deref()))
     }
 
     pub fn count(&self, status: PodStatus) -> usize {

@@ -1,0 +1,1069 @@
+//! The policy evaluation engine: whether Calico lets one new connection out of its sender's
+//! workload endpoint (egress) or into its receiver's (ingress), and why
+//! (REFERENCE-policy §2.5).
+//!
+//! Per endpoint and direction the [`Engine`] walks the tiers in (order, name) order; a tier
+//! counts only when at least one of its non-staged policies selects the endpoint in that
+//! direction. Inside a tier the applicable policies run in (order, tie key) order (the tie key
+//! follows the Calico version, [`Policy::cmp_in_tier`]) and their rules in written order:
+//! Allow and Deny decide, Pass leaves the tier, Log goes on. A tier in which nothing acted ends
+//! with its default action (Deny: `end-of-tier` for a fixed tier, `tier-default` for a user
+//! Tier; Pass: next tier). When every applicable tier passed, or none applied, the profiles
+//! decide: `kns.<namespace>` allows everything on Linux. Pods on Windows nodes follow the HNS
+//! differences of REFERENCE-policy §4: rule parts HNS cannot express are skipped, and a Pass
+//! that leaves the last tier is a Block when the default tier applied (`no-profile`).
+//!
+//! Selectors see what Calico gives them (§2.2): an endpoint's labels carry
+//! `projectcalico.org/namespace`, `…/orchestrator` and `…/serviceaccount`; a
+//! `namespaceSelector` sees the namespace's labels plus `projectcalico.org/name`; rule
+//! selectors are limited to the policy's namespace unless a `namespaceSelector` is given or
+//! the policy is global. Nets compare the packet's address whoever owns it, pods included.
+//! Named ports resolve on the endpoint at that end of the connection.
+//!
+//! Invariants: evaluation is a pure function of the engine and its arguments; it allocates
+//! nothing unless an explanation is asked for; the explanation lists every policy that
+//! applied and every rule looked at, in evaluation order, ending with the decision.
+//! What this is not: it does not route packets, translate Service addresses or know about
+//! connection tracking (a reply is never evaluated; callers evaluate new connections only).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+
+use super::model::{
+    Action, DEFAULT_TIER, Direction, EntityRule, IcmpMatch, Policy, PolicySet, PortMatch, Protocol,
+    Rule, Tier, TierAction,
+};
+use crate::model::Labels;
+
+/// The source port podnet gives every new connection: the first port of Linux's default
+/// ephemeral range (`net.ipv4.ip_local_port_range` = 32768–60999). Rules on source ports are
+/// rare; this keeps them deterministic.
+pub const EPHEMERAL_PORT: u16 = 32768;
+
+/// A container port a pod declares (workload `ports`), for named-port rules.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NamedPort {
+    pub name: String,
+    pub port: u16,
+    pub protocol: Protocol,
+}
+
+/// A pod's workload endpoint as policy sees it (pod-network pods only: Calico creates none for
+/// a host-network pod).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Endpoint {
+    pub namespace: String,
+    pub name: String,
+    pub ip: IpAddr,
+    /// The pod's labels plus Calico's endpoint labels ([`super::model::endpoint_labels`]).
+    pub labels: Labels,
+    pub service_account: String,
+    /// Named container ports.
+    pub ports: Vec<NamedPort>,
+    /// The pod runs on a Windows node (HNS ACLs, REFERENCE-policy §4).
+    pub windows: bool,
+}
+
+/// One end of a connection: an address and the workload endpoint owning it, if any.
+#[derive(Clone, Copy, Debug)]
+pub struct Party<'a> {
+    pub ip: IpAddr,
+    pub endpoint: Option<&'a Endpoint>,
+}
+
+impl<'a> Party<'a> {
+    pub fn endpoint(e: &'a Endpoint) -> Party<'a> {
+        Party {
+            ip: e.ip,
+            endpoint: Some(e),
+        }
+    }
+
+    pub fn address(ip: IpAddr) -> Party<'a> {
+        Party { ip, endpoint: None }
+    }
+}
+
+/// What a new connection's first packet carries that rules can match, after any DNAT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Packet {
+    pub protocol: Protocol,
+    /// Destination port (protocols with ports).
+    pub port: u16,
+    /// ICMP type and code (ICMP only).
+    pub icmp: Option<(u8, u8)>,
+}
+
+impl Packet {
+    pub fn tcp(port: u16) -> Packet {
+        Packet::with_port(Protocol::TCP, port)
+    }
+
+    pub fn udp(port: u16) -> Packet {
+        Packet::with_port(Protocol::UDP, port)
+    }
+
+    pub fn with_port(protocol: Protocol, port: u16) -> Packet {
+        Packet {
+            protocol,
+            port,
+            icmp: None,
+        }
+    }
+
+    pub fn icmp(icmp_type: u8, code: u8) -> Packet {
+        Packet {
+            protocol: Protocol::ICMP,
+            port: 0,
+            icmp: Some((icmp_type, code)),
+        }
+    }
+}
+
+impl fmt::Display for Packet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.icmp {
+            Some((t, c)) => write!(f, "{} type {t} code {c}", self.protocol),
+            None if self.protocol.has_ports() => write!(f, "{}/{}", self.port, self.protocol),
+            None => write!(f, "{}", self.protocol),
+        }
+    }
+}
+
+/// Who decided a check.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DecidedBy {
+    /// Rule `index` (0-based) of `policy` in `tier`, with its action (Allow or Deny).
+    Rule {
+        tier: String,
+        policy: String,
+        index: usize,
+        action: Action,
+    },
+    /// Nothing in a fixed tier (`default`, the admin and baseline tiers) acted: its Deny.
+    EndOfTier { tier: String },
+    /// Nothing in a user Tier acted and its `defaultAction` is Deny.
+    TierDefault { tier: String },
+    /// Every applicable tier passed (or none applied) and the profile allows.
+    Profile { profile: String },
+    /// No profile allows: on Windows, a Pass out of the last tier when the default tier
+    /// applied (HNS appends no profile then).
+    NoProfile,
+}
+
+impl DecidedBy {
+    /// The word SPEC §7 uses for the `rule` field: the index, `end-of-tier`, `tier-default`,
+    /// `no-profile`, or the profile's name.
+    pub fn rule_text(&self) -> String {
+        match self {
+            DecidedBy::Rule { index, .. } => index.to_string(),
+            DecidedBy::EndOfTier { .. } => "end-of-tier".to_string(),
+            DecidedBy::TierDefault { .. } => "tier-default".to_string(),
+            DecidedBy::Profile { profile } => profile.clone(),
+            DecidedBy::NoProfile => "no-profile".to_string(),
+        }
+    }
+
+    pub fn tier(&self) -> Option<&str> {
+        match self {
+            DecidedBy::Rule { tier, .. }
+            | DecidedBy::EndOfTier { tier }
+            | DecidedBy::TierDefault { tier } => Some(tier),
+            _ => None,
+        }
+    }
+
+    pub fn policy(&self) -> Option<&str> {
+        match self {
+            DecidedBy::Rule { policy, .. } => Some(policy),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for DecidedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecidedBy::Rule {
+                tier,
+                policy,
+                index,
+                action,
+            } => write!(f, "tier {tier}: {policy} rule {index} ({action})"),
+            DecidedBy::EndOfTier { tier } => write!(f, "end of tier {tier}"),
+            DecidedBy::TierDefault { tier } => write!(f, "default action of tier {tier}"),
+            DecidedBy::Profile { profile } => write!(f, "profile {profile}"),
+            DecidedBy::NoProfile => f.write_str("no profile (Windows: Pass out of the last tier)"),
+        }
+    }
+}
+
+/// The outcome of one check at one endpoint in one direction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Outcome {
+    pub allowed: bool,
+    pub by: DecidedBy,
+}
+
+/// Which end of the connection a rule criterion looked at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Source,
+    Destination,
+}
+
+impl End {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            End::Source => "source",
+            End::Destination => "destination",
+        }
+    }
+}
+
+/// Why a rule did not match (the first criterion that failed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Miss {
+    Protocol,
+    NotProtocol,
+    Icmp,
+    NotIcmp,
+    Nets(End),
+    NotNets(End),
+    /// The rule selects endpoints and that end is an address no workload endpoint owns.
+    NotAnEndpoint(End),
+    Namespace(End),
+    Selector(End),
+    NotSelector(End),
+    ServiceAccount(End),
+    Ports(End),
+    NotPorts(End),
+    Services(End),
+}
+
+/// One step of an explanation, in evaluation order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// No non-staged policy of the tier selects the endpoint in this direction.
+    TierSkipped {
+        tier: String,
+    },
+    /// A policy applies to the endpoint.
+    Policy {
+        tier: String,
+        policy: String,
+    },
+    RuleMissed {
+        index: usize,
+        action: Action,
+        miss: Miss,
+        /// The criterion, as written (selector, nets, ports…), for the text.
+        detail: String,
+    },
+    /// Windows: HNS cannot express the rule, so it is left out.
+    RuleSkipped {
+        index: usize,
+        action: Action,
+        why: &'static str,
+    },
+    RuleMatched {
+        index: usize,
+        action: Action,
+    },
+    /// No rule of the policy acted.
+    PolicyDone {
+        policy: String,
+    },
+    /// The tier ended without a decision and its default action ran.
+    TierEnd {
+        tier: String,
+        action: TierAction,
+    },
+    Decided(Outcome),
+}
+
+/// Where explanation steps go: nowhere (the fast path) or a list.
+pub trait Explain {
+    fn step(&mut self, make: impl FnOnce() -> Step);
+}
+
+impl Explain for () {
+    #[inline]
+    fn step(&mut self, _: impl FnOnce() -> Step) {}
+}
+
+impl Explain for Vec<Step> {
+    fn step(&mut self, make: impl FnOnce() -> Step) {
+        self.push(make());
+    }
+}
+
+/// A tier with its non-staged policies, both in evaluation order.
+struct TierPlan<'a> {
+    tier: Tier,
+    fixed: bool,
+    policies: Vec<PlannedPolicy<'a>>,
+}
+
+struct PlannedPolicy<'a> {
+    policy: &'a Policy,
+    name: String,
+}
+
+/// A Service endpoint as an EndpointSlice lists it: pod address, protocol, target port.
+pub type ServiceEndpoint = (IpAddr, Protocol, u16);
+
+/// The policy state prepared for evaluation: tiers and policies sorted once, namespace and
+/// service account labels assembled once.
+pub struct Engine<'a> {
+    set: &'a PolicySet,
+    tiers: Vec<TierPlan<'a>>,
+    namespace_labels: HashMap<String, Labels>,
+    /// Service account labels by namespace, then name.
+    service_account_labels: HashMap<String, HashMap<String, Labels>>,
+    /// Endpoint addresses and target ports of Services, by (namespace, name), for
+    /// `services` rules (the Service layer supplies them).
+    service_endpoints: HashMap<(String, String), Vec<ServiceEndpoint>>,
+}
+
+impl<'a> Engine<'a> {
+    pub fn new(set: &'a PolicySet) -> Engine<'a> {
+        let fixed: Vec<String> = Tier::fixed(set.profile)
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        let tiers = set
+            .tiers()
+            .into_iter()
+            .map(|tier| {
+                let policies = set
+                    .policies_in_tier(&tier.name)
+                    .into_iter()
+                    .filter(|p| !p.staged)
+                    .map(|p| PlannedPolicy {
+                        name: p.qualified_name(),
+                        policy: p,
+                    })
+                    .collect();
+                TierPlan {
+                    fixed: fixed.contains(&tier.name),
+                    tier,
+                    policies,
+                }
+            })
+            .collect();
+        let namespace_labels = set
+            .namespaces()
+            .keys()
+            .map(|ns| (ns.clone(), set.namespace_selector_labels(ns)))
+            .collect();
+        Engine {
+            set,
+            tiers,
+            namespace_labels,
+            service_account_labels: HashMap::new(),
+            service_endpoints: HashMap::new(),
+        }
+    }
+
+    /// Registers the endpoints of a Service for `services` rules: each (pod IP, protocol,
+    /// target port) as its EndpointSlices list them.
+    pub fn with_service_endpoints(
+        mut self,
+        namespace: &str,
+        name: &str,
+        endpoints: Vec<ServiceEndpoint>,
+    ) -> Engine<'a> {
+        self.service_endpoints
+            .insert((namespace.to_string(), name.to_string()), endpoints);
+        self
+    }
+
+    /// Prepares the labels of the namespaces and service accounts of `endpoints`, so that
+    /// evaluation never assembles them.
+    pub fn know_endpoints<'e>(&mut self, endpoints: impl IntoIterator<Item = &'e Endpoint>) {
+        for e in endpoints {
+            if !self.namespace_labels.contains_key(&e.namespace) {
+                self.namespace_labels.insert(
+                    e.namespace.clone(),
+                    self.set.namespace_selector_labels(&e.namespace),
+                );
+            }
+            let labels = self
+                .set
+                .service_account_selector_labels(&e.namespace, &e.service_account);
+            self.service_account_labels
+                .entry(e.namespace.clone())
+                .or_default()
+                .entry(e.service_account.clone())
+                .or_insert(labels);
+        }
+    }
+
+    pub fn set(&self) -> &PolicySet {
+        self.set
+    }
+
+    fn with_namespace_labels<T>(&self, ns: &str, f: impl FnOnce(&Labels) -> T) -> T {
+        match self.namespace_labels.get(ns) {
+            Some(l) => f(l),
+            None => f(&self.set.namespace_selector_labels(ns)),
+        }
+    }
+
+    fn with_service_account_labels<T>(&self, e: &Endpoint, f: impl FnOnce(&Labels) -> T) -> T {
+        match self
+            .service_account_labels
+            .get(e.namespace.as_str())
+            .and_then(|m| m.get(e.service_account.as_str()))
+        {
+            Some(l) => f(l),
+            None => f(&self
+                .set
+                .service_account_selector_labels(&e.namespace, &e.service_account)),
+        }
+    }
+
+    /// Whether `policy` selects `e` (its direction not considered).
+    pub fn selects(&self, policy: &Policy, e: &Endpoint) -> bool {
+        if policy.kind.is_namespaced() {
+            if policy.namespace.as_deref() != Some(e.namespace.as_str()) {
+                return false;
+            }
+        } else if let Some(ns_sel) = &policy.namespace_selector {
+            // `global()` selects non-namespaced things only: never a pod.
+            if ns_sel.is_global()
+                || !self.with_namespace_labels(&e.namespace, |l| ns_sel.matches(l))
+            {
+                return false;
+            }
+        }
+        if !policy.selector.matches(&e.labels) {
+            return false;
+        }
+        match &policy.service_account_selector {
+            Some(sa) => self.with_service_account_labels(e, |l| sa.matches(l)),
+            None => true,
+        }
+    }
+
+    /// The non-staged policies that apply to `e` in direction `d`, in evaluation order, as
+    /// (tier, qualified policy name).
+    pub fn applicable(&self, e: &Endpoint, d: Direction) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for t in &self.tiers {
+            for p in &t.policies {
+                if p.policy.types.contains(d) && self.selects(p.policy, e) {
+                    out.push((t.tier.name.clone(), p.name.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The profiles of `e` in order: `kns.<namespace>` (allows everything), then
+    /// `ksa.<namespace>.<serviceaccount>` (labels only).
+    pub fn profiles(e: &Endpoint) -> [String; 2] {
+        [
+            format!("kns.{}", e.namespace),
+            format!("ksa.{}.{}", e.namespace, e.service_account),
+        ]
+    }
+
+    /// Checks direction `d` at endpoint `at` for a new connection with `peer` (the source for
+    /// ingress, the destination for egress), REFERENCE-policy §2.5.
+    pub fn check(
+        &self,
+        at: &Endpoint,
+        d: Direction,
+        peer: Party<'_>,
+        packet: &Packet,
+        explain: &mut impl Explain,
+    ) -> Outcome {
+        let me = Party::endpoint(at);
+        let (src, dst) = match d {
+            Direction::Ingress => (peer, me),
+            Direction::Egress => (me, peer),
+        };
+        let mut default_tier_applied = false;
+        for t in &self.tiers {
+            let mut applied = false;
+            let mut passed = false;
+            'policies: for p in &t.policies {
+                let policy = p.policy;
+                if !policy.types.contains(d) || !self.selects(policy, at) {
+                    continue;
+                }
+                applied = true;
+                explain.step(|| Step::Policy {
+                    tier: t.tier.name.clone(),
+                    policy: p.name.clone(),
+                });
+                for (index, rule) in policy.rules(d).iter().enumerate() {
+                    if at.windows
+                        && let Some(why) = windows_unsupported(rule)
+                    {
+                        explain.step(|| Step::RuleSkipped {
+                            index,
+                            action: rule.action,
+                            why,
+                        });
+                        continue;
+                    }
+                    if let Err(miss) =
+                        self.rule_matches(rule, policy.namespace.as_deref(), src, dst, packet)
+                    {
+                        explain.step(|| Step::RuleMissed {
+                            index,
+                            action: rule.action,
+                            detail: criterion_text(rule, &miss),
+                            miss,
+                        });
+                        continue;
+                    }
+                    explain.step(|| Step::RuleMatched {
+                        index,
+                        action: rule.action,
+                    });
+                    match rule.action {
+                        Action::Log => continue,
+                        Action::Pass => {
+                            passed = true;
+                            break 'policies;
+                        }
+                        Action::Allow | Action::Deny => {
+                            let outcome = Outcome {
+                                allowed: rule.action == Action::Allow,
+                                by: DecidedBy::Rule {
+                                    tier: t.tier.name.clone(),
+                                    policy: p.name.clone(),
+                                    index,
+                                    action: rule.action,
+                                },
+                            };
+                            explain.step(|| Step::Decided(outcome.clone()));
+                            return outcome;
+                        }
+                    }
+                }
+                explain.step(|| Step::PolicyDone {
+                    policy: p.name.clone(),
+                });
+            }
+            if !applied {
+                explain.step(|| Step::TierSkipped {
+                    tier: t.tier.name.clone(),
+                });
+                continue;
+            }
+            if t.tier.name == DEFAULT_TIER {
+                default_tier_applied = true;
+            }
+            if passed {
+                continue;
+            }
+            explain.step(|| Step::TierEnd {
+                tier: t.tier.name.clone(),
+                action: t.tier.default_action,
+            });
+            if t.tier.default_action == TierAction::Deny {
+                let tier = t.tier.name.clone();
+                let outcome = Outcome {
+                    allowed: false,
+                    by: if t.fixed {
+                        DecidedBy::EndOfTier { tier }
+                    } else {
+                        DecidedBy::TierDefault { tier }
+                    },
+                };
+                explain.step(|| Step::Decided(outcome.clone()));
+                return outcome;
+            }
+        }
+        let outcome = if at.windows && default_tier_applied {
+            // HNS flattening: a Pass out of the last tier is a Block when the default tier
+            // applies to the endpoint, and no profile is appended (REFERENCE-policy §4).
+            Outcome {
+                allowed: false,
+                by: DecidedBy::NoProfile,
+            }
+        } else {
+            Outcome {
+                allowed: true,
+                by: DecidedBy::Profile {
+                    profile: format!("kns.{}", at.namespace),
+                },
+            }
+        };
+        explain.step(|| Step::Decided(outcome.clone()));
+        outcome
+    }
+
+    /// Whether every criterion of `rule` (in a policy of `policy_ns`) matches.
+    fn rule_matches(
+        &self,
+        rule: &Rule,
+        policy_ns: Option<&str>,
+        src: Party<'_>,
+        dst: Party<'_>,
+        packet: &Packet,
+    ) -> Result<(), Miss> {
+        if let Some(p) = rule.protocol
+            && p != packet.protocol
+        {
+            return Err(Miss::Protocol);
+        }
+        if rule.not_protocol == Some(packet.protocol) {
+            return Err(Miss::NotProtocol);
+        }
+        if let Some(m) = &rule.icmp
+            && !icmp_matches(m, packet)
+        {
+            return Err(Miss::Icmp);
+        }
+        if let Some(m) = &rule.not_icmp
+            && icmp_matches(m, packet)
+        {
+            return Err(Miss::NotIcmp);
+        }
+        self.entity_matches(
+            &rule.source,
+            End::Source,
+            policy_ns,
+            src,
+            EPHEMERAL_PORT,
+            rule.protocol,
+            packet,
+        )?;
+        self.entity_matches(
+            &rule.destination,
+            End::Destination,
+            policy_ns,
+            dst,
+            packet.port,
+            rule.protocol,
+            packet,
+        )
+    }
+
+    /// The endpoint criteria of an entity (namespace scope, `selector`, `notSelector`,
+    /// `serviceAccounts`) against `party`; nets, ports and services are not looked at.
+    fn endpoint_criteria(
+        &self,
+        entity: &EntityRule,
+        end: End,
+        policy_ns: Option<&str>,
+        party: Party<'_>,
+    ) -> Result<(), Miss> {
+        if entity.selects_endpoints() {
+            // The scope of `EntityRule::scope`, without building it: a namespaceSelector
+            // (`global()`: never a pod), else the policy's namespace, else everything.
+            // A global rule with only `notSelector` has no positive selector: it matches any
+            // address except the endpoints the notSelector selects.
+            let only_not = entity.selector.is_none()
+                && entity.namespace_selector.is_none()
+                && entity.service_accounts.is_none()
+                && policy_ns.is_none();
+            match party.endpoint {
+                None if only_not => {}
+                None => return Err(Miss::NotAnEndpoint(end)),
+                Some(e) => {
+                    let in_scope = match (&entity.namespace_selector, policy_ns) {
+                        (Some(sel), _) if sel.is_global() => false,
+                        (Some(sel), _) => {
+                            self.with_namespace_labels(&e.namespace, |l| sel.matches(l))
+                        }
+                        (None, Some(ns)) => e.namespace == ns,
+                        (None, None) => true,
+                    };
+                    if !in_scope {
+                        return Err(Miss::Namespace(end));
+                    }
+                    if let Some(sel) = &entity.selector
+                        && !sel.matches(&e.labels)
+                    {
+                        return Err(Miss::Selector(end));
+                    }
+                    if let Some(sel) = &entity.not_selector
+                        && sel.matches(&e.labels)
+                    {
+                        return Err(Miss::NotSelector(end));
+                    }
+                    if let Some(sa) = &entity.service_accounts {
+                        let named = sa.names.is_empty() || sa.names.contains(&e.service_account);
+                        let selected = sa.selector.as_ref().is_none_or(|sel| {
+                            self.with_service_account_labels(e, |l| sel.matches(l))
+                        });
+                        if !(named && selected) {
+                            return Err(Miss::ServiceAccount(end));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The rules whose `source` or `destination` selects `e` by its endpoint criteria (as
+    /// `calicoq endpoint` lists them): (tier, policy, direction, rule index, end), in
+    /// evaluation order. Entities without endpoint criteria (only nets or ports) are left out.
+    pub fn peer_rules(&self, e: &Endpoint) -> Vec<(String, String, Direction, usize, End)> {
+        let mut out = Vec::new();
+        for t in &self.tiers {
+            for p in &t.policies {
+                for d in [Direction::Ingress, Direction::Egress] {
+                    for (i, rule) in p.policy.rules(d).iter().enumerate() {
+                        for (end, entity) in [
+                            (End::Source, &rule.source),
+                            (End::Destination, &rule.destination),
+                        ] {
+                            if entity.selects_endpoints()
+                                && self
+                                    .endpoint_criteria(
+                                        entity,
+                                        end,
+                                        p.policy.namespace.as_deref(),
+                                        Party::endpoint(e),
+                                    )
+                                    .is_ok()
+                            {
+                                out.push((t.tier.name.clone(), p.name.clone(), d, i, end));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn entity_matches(
+        &self,
+        entity: &EntityRule,
+        end: End,
+        policy_ns: Option<&str>,
+        party: Party<'_>,
+        port: u16,
+        rule_protocol: Option<Protocol>,
+        packet: &Packet,
+    ) -> Result<(), Miss> {
+        if !entity.nets.is_empty() && !entity.nets.iter().any(|n| n.contains(&party.ip)) {
+            return Err(Miss::Nets(end));
+        }
+        if entity.not_nets.iter().any(|n| n.contains(&party.ip)) {
+            return Err(Miss::NotNets(end));
+        }
+        self.endpoint_criteria(entity, end, policy_ns, party)?;
+        if !entity.ports.is_empty()
+            && !entity
+                .ports
+                .iter()
+                .any(|m| port_matches(m, party, port, rule_protocol, packet))
+        {
+            return Err(Miss::Ports(end));
+        }
+        if entity
+            .not_ports
+            .iter()
+            .any(|m| port_matches(m, party, port, rule_protocol, packet))
+        {
+            return Err(Miss::NotPorts(end));
+        }
+        if let Some(svc) = &entity.services {
+            let members = self
+                .service_endpoints
+                .get(&(svc.namespace.clone(), svc.name.clone()));
+            let hit = members.is_some_and(|list| {
+                list.iter().any(|(ip, proto, p)| {
+                    *ip == party.ip
+                        && (end == End::Source || (*proto == packet.protocol && *p == port))
+                })
+            });
+            if !hit {
+                return Err(Miss::Services(end));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The packets policy tells apart: one representative per class of (protocol, port) or
+/// (ICMP type, code) that every rule treats alike, for TCP, UDP, SCTP and ICMP, in that
+/// order, ports ascending (REFERENCE-policy §1.3: a rule without ports passes every protocol).
+/// Port boundaries come from every rule's `ports`/`notPorts` and from every named port the
+/// endpoints declare; ICMP classes from every `icmp`/`notICMP` type and code.
+pub fn packet_classes<'e>(
+    set: &PolicySet,
+    endpoints: impl IntoIterator<Item = &'e Endpoint>,
+) -> Vec<Packet> {
+    use std::collections::BTreeSet;
+    let protocols = [Protocol::TCP, Protocol::UDP, Protocol::SCTP];
+    let mut starts: Vec<BTreeSet<u16>> = vec![BTreeSet::from([1]); protocols.len()];
+    let mut icmp: BTreeSet<(u8, Option<u8>)> = BTreeSet::new();
+    let mut add_range = |proto: Option<Protocol>, first: u16, last: u16| {
+        for (i, p) in protocols.iter().enumerate() {
+            if proto.is_none_or(|q| q == *p) {
+                starts[i].insert(first.max(1));
+                if let Some(next) = last.checked_add(1) {
+                    starts[i].insert(next);
+                }
+            }
+        }
+    };
+    for policy in set.policies().filter(|p| !p.staged) {
+        for rule in policy.ingress.iter().chain(&policy.egress) {
+            for e in [&rule.source, &rule.destination] {
+                for m in e.ports.iter().chain(&e.not_ports) {
+                    if let PortMatch::Range { first, last } = m {
+                        add_range(rule.protocol, *first, *last);
+                    }
+                }
+            }
+            for m in rule.icmp.iter().chain(&rule.not_icmp) {
+                icmp.insert((m.icmp_type, m.code));
+            }
+        }
+    }
+    for e in endpoints {
+        for np in &e.ports {
+            add_range(Some(np.protocol), np.port, np.port);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, p) in protocols.iter().enumerate() {
+        out.extend(starts[i].iter().map(|port| Packet::with_port(*p, *port)));
+    }
+    // ICMP: per type named, each code named plus one unnamed; plus one unnamed type.
+    let types: BTreeSet<u8> = icmp.iter().map(|(t, _)| *t).collect();
+    for t in &types {
+        let codes: BTreeSet<u8> = icmp
+            .iter()
+            .filter(|(x, _)| x == t)
+            .filter_map(|(_, c)| *c)
+            .collect();
+        out.extend(codes.iter().map(|c| Packet::icmp(*t, *c)));
+        if let Some(other) = (0..=u8::MAX).find(|c| !codes.contains(c)) {
+            out.push(Packet::icmp(*t, other));
+        }
+    }
+    if let Some(other) = [8u8]
+        .into_iter()
+        .chain(0..=u8::MAX)
+        .find(|t| !types.contains(t))
+    {
+        out.push(Packet::icmp(other, 0));
+    }
+    out
+}
+
+/// What makes two endpoints interchangeable for every evaluation, as sender, receiver or
+/// peer: everything selectors see (namespace, labels, service account), the named ports, the
+/// node's OS, which rule nets hold the address, and which Service endpoints list it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClassKey {
+    namespace: String,
+    labels: Labels,
+    service_account: String,
+    ports: Vec<NamedPort>,
+    windows: bool,
+    nets: Vec<bool>,
+    services: Vec<(String, String, Protocol, u16)>,
+}
+
+impl Engine<'_> {
+    /// Every CIDR any non-staged rule names in `nets` or `notNets`, sorted.
+    pub fn rule_nets(&self) -> Vec<ipnet::IpNet> {
+        let mut nets: Vec<ipnet::IpNet> = self
+            .tiers
+            .iter()
+            .flat_map(|t| &t.policies)
+            .flat_map(|p| p.policy.ingress.iter().chain(&p.policy.egress))
+            .flat_map(|r| [&r.source, &r.destination])
+            .flat_map(|e| e.nets.iter().chain(&e.not_nets))
+            .copied()
+            .collect();
+        nets.sort();
+        nets.dedup();
+        nets
+    }
+
+    /// The class key of `e` given [`Engine::rule_nets`].
+    pub fn class_key(&self, e: &Endpoint, nets: &[ipnet::IpNet]) -> ClassKey {
+        let mut services: Vec<(String, String, Protocol, u16)> = self
+            .service_endpoints
+            .iter()
+            .flat_map(|((ns, name), list)| {
+                list.iter()
+                    .filter(|(ip, _, _)| *ip == e.ip)
+                    .map(move |(_, proto, port)| (ns.clone(), name.clone(), *proto, *port))
+            })
+            .collect();
+        services.sort();
+        ClassKey {
+            namespace: e.namespace.clone(),
+            labels: e.labels.clone(),
+            service_account: e.service_account.clone(),
+            ports: e.ports.clone(),
+            windows: e.windows,
+            nets: nets.iter().map(|n| n.contains(&e.ip)).collect(),
+            services,
+        }
+    }
+}
+
+fn icmp_matches(m: &IcmpMatch, packet: &Packet) -> bool {
+    match packet.icmp {
+        Some((t, c)) => t == m.icmp_type && m.code.is_none_or(|code| code == c),
+        None => false,
+    }
+}
+
+/// Whether a `ports` item matches `port` at `party`: a range contains it, or the endpoint
+/// there declares a container port with that name, the packet's protocol (and the rule's,
+/// when it names one) and that number. Ports exist only for TCP, UDP, SCTP and UDPLite.
+fn port_matches(
+    m: &PortMatch,
+    party: Party<'_>,
+    port: u16,
+    rule_protocol: Option<Protocol>,
+    packet: &Packet,
+) -> bool {
+    if !packet.protocol.has_ports() {
+        return false;
+    }
+    match m {
+        PortMatch::Range { first, last } => (*first..=*last).contains(&port),
+        PortMatch::Named(name) => party.endpoint.is_some_and(|e| {
+            e.ports.iter().any(|np| {
+                np.name == *name
+                    && np.port == port
+                    && np.protocol == packet.protocol
+                    && rule_protocol.is_none_or(|p| p == np.protocol)
+            })
+        }),
+    }
+}
+
+/// Why HNS cannot program a rule (calico:felix/dataplane/windows/policysets/policysets.go):
+/// negative matches, ICMP type/code, named ports and Log are not supported.
+fn windows_unsupported(rule: &Rule) -> Option<&'static str> {
+    let negative = |e: &EntityRule| {
+        !e.not_nets.is_empty() || !e.not_ports.is_empty() || e.not_selector.is_some()
+    };
+    let named = |e: &EntityRule| {
+        e.ports
+            .iter()
+            .chain(&e.not_ports)
+            .any(|p| matches!(p, PortMatch::Named(_)))
+    };
+    if rule.action == Action::Log {
+        Some("HNS has no Log action")
+    } else if rule.not_protocol.is_some()
+        || rule.not_icmp.is_some()
+        || negative(&rule.source)
+        || negative(&rule.destination)
+    {
+        Some("HNS cannot express a negative match")
+    } else if rule.icmp.is_some() {
+        Some("HNS cannot match an ICMP type or code")
+    } else if named(&rule.source) || named(&rule.destination) {
+        Some("HNS cannot match a named port")
+    } else {
+        None
+    }
+}
+
+fn list<T: fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The criterion a miss names, as written in the rule.
+fn criterion_text(rule: &Rule, miss: &Miss) -> String {
+    let entity = |end: &End| match end {
+        End::Source => &rule.source,
+        End::Destination => &rule.destination,
+    };
+    let opt = |s: &Option<crate::model::selector::Selector>| {
+        s.as_ref().map_or(String::new(), ToString::to_string)
+    };
+    match miss {
+        Miss::Protocol => format!(
+            "protocol {}",
+            rule.protocol.map_or(String::new(), |p| p.to_string())
+        ),
+        Miss::NotProtocol => format!(
+            "notProtocol {}",
+            rule.not_protocol.map_or(String::new(), |p| p.to_string())
+        ),
+        Miss::Icmp => format!("icmp {:?}", rule.icmp),
+        Miss::NotIcmp => format!("notICMP {:?}", rule.not_icmp),
+        Miss::Nets(e) => format!("{} nets [{}]", e.as_str(), list(&entity(e).nets)),
+        Miss::NotNets(e) => format!("{} notNets [{}]", e.as_str(), list(&entity(e).not_nets)),
+        Miss::NotAnEndpoint(e) => format!(
+            "{} selects workload endpoints; the address is none",
+            e.as_str()
+        ),
+        Miss::Namespace(e) => match &entity(e).namespace_selector {
+            Some(s) => format!("{} namespaceSelector {s}", e.as_str()),
+            None => format!("{} limited to the policy's namespace", e.as_str()),
+        },
+        Miss::Selector(e) => format!("{} selector {}", e.as_str(), opt(&entity(e).selector)),
+        Miss::NotSelector(e) => {
+            format!(
+                "{} notSelector {}",
+                e.as_str(),
+                opt(&entity(e).not_selector)
+            )
+        }
+        Miss::ServiceAccount(e) => format!("{} serviceAccounts", e.as_str()),
+        Miss::Ports(e) => format!("{} ports [{}]", e.as_str(), list(&entity(e).ports)),
+        Miss::NotPorts(e) => format!("{} notPorts [{}]", e.as_str(), list(&entity(e).not_ports)),
+        Miss::Services(e) => match &entity(e).services {
+            Some(s) => format!("{} services {}/{}", e.as_str(), s.namespace, s.name),
+            None => format!("{} services", e.as_str()),
+        },
+    }
+}
+
+/// The explanation as text lines, one per step.
+pub fn explain_lines(steps: &[Step]) -> Vec<String> {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::TierSkipped { tier } => format!("tier {tier}: no policy applies, skipped"),
+            Step::Policy { tier, policy } => format!("tier {tier}: policy {policy} applies"),
+            Step::RuleMissed {
+                index,
+                action,
+                detail,
+                ..
+            } => format!("  rule {index} ({action}): no match, {detail}"),
+            Step::RuleSkipped { index, action, why } => {
+                format!("  rule {index} ({action}): skipped on Windows, {why}")
+            }
+            Step::RuleMatched { index, action } => match action {
+                Action::Log => format!("  rule {index} (Log): matched, logged, continuing"),
+                Action::Pass => format!("  rule {index} (Pass): matched, on to the next tier"),
+                _ => format!("  rule {index} ({action}): matched"),
+            },
+            Step::PolicyDone { policy } => format!("  {policy}: no rule acted"),
+            Step::TierEnd { tier, action } => {
+                format!("tier {tier}: nothing acted, default action {action}")
+            }
+            Step::Decided(o) => format!(
+                "=> {} by {}",
+                if o.allowed { "allowed" } else { "denied" },
+                o.by
+            ),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod vectors;

@@ -1,0 +1,154 @@
+//! Network policy in the simulated world: the policy state in force (changed by `apply` and
+//! `delete` events) and the workload endpoints a snapshot hands to the policy engine.
+//!
+//! Invariants: policy is enforced only when a non-staged policy exists (SPEC §7: `network.policy`
+//! defaults to `enforce` then), so a scenario without policy takes exactly the paths it took
+//! before; endpoints exist only for pods with an address, keyed as the dataplane keys them.
+//! What this is not: no evaluation (`policy::eval`), no decoding (`scenario`).
+
+use std::collections::BTreeMap;
+
+use super::World;
+use crate::forwarding::connect::{ConnectionVerdict, Denial, Policing, PolicyInputs};
+use crate::forwarding::policy_reach::policy_reachability;
+use crate::forwarding::{Dataplane, PodKey};
+use crate::model::network::{Network, PolicyMode};
+use crate::model::topology::DeviceId;
+use crate::model::topology::Os;
+use crate::model::workload::{PortProtocol, Workload};
+use crate::policy::eval::{Endpoint, NamedPort};
+use crate::policy::model::{Protocol, endpoint_labels};
+
+/// The service account a pod runs as when its workload names none (Kubernetes' default).
+pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";
+
+/// The policy inputs of the world as it is now, or `None` when no policy is enforced
+/// (`network.policy: ignore`, or no non-staged policy).
+pub fn inputs(world: &World, network: &Network, workloads: &[Workload]) -> Option<PolicyInputs> {
+    if network.policy == Some(PolicyMode::Ignore) || !world.policy.has_enforced_policy() {
+        return None;
+    }
+    Some(PolicyInputs {
+        set: world.policy.clone(),
+        endpoints: endpoints(world, workloads),
+    })
+}
+
+/// The workload endpoint of every pod-network pod with an address, by pod key (Calico makes
+/// none for a host-network pod).
+pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endpoint> {
+    let mut endpoints = BTreeMap::new();
+    for pod in world.cluster.pods() {
+        let (Some(address), Some(node)) = (&pod.address, pod.node) else {
+            continue;
+        };
+        let Some(workload) = workloads.get(pod.workload) else {
+            continue;
+        };
+        if workload.host_network {
+            continue;
+        }
+        let service_account = if workload.service_account_name.is_empty() {
+            DEFAULT_SERVICE_ACCOUNT
+        } else {
+            workload.service_account_name.as_str()
+        };
+        endpoints.insert(
+            PodKey(pod.id.0),
+            Endpoint {
+                namespace: pod.namespace.clone(),
+                name: pod.name.clone(),
+                ip: address.ip,
+                labels: endpoint_labels(&workload.labels, &pod.namespace, service_account),
+                service_account: service_account.to_string(),
+                ports: workload
+                    .ports
+                    .iter()
+                    .filter_map(|p| {
+                        Some(NamedPort {
+                            name: p.name.clone()?,
+                            port: p.container_port,
+                            protocol: match p.protocol {
+                                PortProtocol::Tcp => Protocol::TCP,
+                                PortProtocol::Udp => Protocol::UDP,
+                                PortProtocol::Sctp => Protocol::SCTP,
+                            },
+                        })
+                    })
+                    .collect(),
+                windows: world.topology.node(node).os == Os::Windows,
+            },
+        );
+    }
+    endpoints
+}
+
+/// Pod pairs that cannot reach each other for one reason at one place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairGroup {
+    /// A routing reason (SPEC §3.5) or `policy-denied`.
+    pub reason: &'static str,
+    pub stopped_at: DeviceId,
+    pub count: u64,
+    /// The smallest pair of the group.
+    pub example: (PodKey, PodKey),
+    /// What denied, for `policy-denied`.
+    pub denial: Option<Denial>,
+}
+
+/// All-pairs reachability of a snapshot (SPEC §6.1 `reachablePairs`, `unreachable`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pairs {
+    pub pairs: u64,
+    /// Pairs delivered; with policy, on at least one port or protocol.
+    pub reachable: u64,
+    pub groups: Vec<PairGroup>,
+}
+
+/// Every ordered pair of distinct pods: routing alone when no policy is enforced (exactly
+/// `forwarding::all_pairs`), else routing and policy over every packet class.
+pub fn all_pairs(dp: &Dataplane, policy: Option<&PolicyInputs>) -> Pairs {
+    let Some(inputs) = policy else {
+        let r = crate::forwarding::all_pairs(dp);
+        return Pairs {
+            pairs: r.pairs,
+            reachable: r.reachable,
+            groups: r
+                .unreachable
+                .into_iter()
+                .map(|g| PairGroup {
+                    reason: g.reason.as_str(),
+                    stopped_at: g.stopped_at,
+                    count: g.count,
+                    example: g.example,
+                    denial: None,
+                })
+                .collect(),
+        };
+    };
+    let pol = Policing::new(inputs);
+    let keys: Vec<PodKey> = dp.pods().map(|p| p.key).collect();
+    let r = policy_reachability(dp, &pol, &keys, &keys, None);
+    Pairs {
+        pairs: r.pairs,
+        reachable: r.some_packets,
+        groups: r
+            .blocked
+            .into_iter()
+            .filter_map(|g| {
+                let (reason, stopped_at, denial) = match g.verdict {
+                    ConnectionVerdict::Delivered => return None,
+                    ConnectionVerdict::Dropped { reason, at } => (reason.as_str(), at, None),
+                    ConnectionVerdict::PolicyDenied(d) => ("policy-denied", d.at, Some(d)),
+                };
+                Some(PairGroup {
+                    reason,
+                    stopped_at,
+                    count: g.count,
+                    example: g.example,
+                    denial,
+                })
+            })
+            .collect(),
+    }
+}
