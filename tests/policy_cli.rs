@@ -140,7 +140,8 @@ fn bad_probe_arguments_exit_2() {
         "--to",
         "shop/db-0",
         "--port",
-        "postgres",
+        // db-0 declares one container port, `postgres`; no container of it is named `mysql`.
+        "mysql",
     ]);
     assert_eq!(unnamed.0, 2, "{unnamed:?}");
 }

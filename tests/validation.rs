@@ -691,7 +691,7 @@ fn an_expectation_has_exactly_one_kind() {
         &check(&yaml),
         &[
             "s.yaml:13:3: expect[0]: an expectation has exactly one kind; this one has pod, allocationFailures",
-            "s.yaml:14:3: expect[1]: an expectation needs exactly one kind: pod, pods, pool, node, block, route, reachable, unreachable, path, bgp, allocationFailures",
+            "s.yaml:14:3: expect[1]: an expectation needs exactly one kind: pod, pods, pool, node, block, route, reachable, unreachable, isolated, policy, path, bgp, allocationFailures",
         ],
     );
 }
