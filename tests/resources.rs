@@ -374,6 +374,39 @@ fn an_invented_kind_is_an_error() {
     );
 }
 
+/// Issue #12, for the policy groups podnet now reads: `networking.k8s.io/v1` and
+/// `policy.networking.k8s.io` serve a fixed set of kinds (the Kubernetes API reference,
+/// network-policy-api v0.1.8/v0.2.0), so a misspelled one is refused with the nearest, and a
+/// real kind podnet does not model (Ingress) stays a warning.
+#[test]
+fn a_misspelled_policy_kind_is_an_error() {
+    let typos = "\
+- apiVersion: networking.k8s.io/v1
+  kind: NetworkPolicyy
+  metadata: {name: p}
+- apiVersion: policy.networking.k8s.io/v1alpha1
+  kind: AdminNetworkPolicies
+  metadata: {name: a}
+";
+    assert_eq!(
+        calico(typos),
+        vec![
+            error(
+                1,
+                9,
+                "resources[0].kind",
+                "`networking.k8s.io/v1` has no kind `NetworkPolicyy`; did you mean `NetworkPolicy`?"
+            ),
+            error(
+                4,
+                9,
+                "resources[1].kind",
+                "`policy.networking.k8s.io/v1alpha1` has no kind `AdminNetworkPolicies`; did you mean `AdminNetworkPolicy`?"
+            ),
+        ]
+    );
+}
+
 /// Issue #12: kubectl refuses `apps/v1` `Deploymnet` (the group serves no such kind); podnet
 /// used to warn and drop the workload. The core group and `apps/v1` are groups podnet models,
 /// so a kind they do not serve is an error with the nearest real kind, and a kind in the
@@ -454,11 +487,12 @@ fn a_misspelled_core_or_apps_kind_is_an_error_and_a_real_one_a_warning() {
 
 #[test]
 fn another_api_group_is_ignored_with_a_warning() {
+    // `batch/v1` is a group podnet models nothing of (the policy groups are known groups now).
     let resources = "\
-- apiVersion: networking.k8s.io/v1
-  kind: Ingress
+- apiVersion: batch/v1
+  kind: Job
   metadata: {name: web}
-  spec: {rules: []}
+  spec: {template: {}}
 - apiVersion: apps/v1
   kind: Deployment
   metadata: {name: web}
@@ -470,7 +504,7 @@ fn another_api_group_is_ignored_with_a_warning() {
             0,
             15,
             "resources[0].apiVersion",
-            "podnet does not model `networking.k8s.io/v1` `Ingress`; accepted and ignored"
+            "podnet does not model `batch/v1` `Job`; accepted and ignored"
         )]
     );
 }

@@ -73,6 +73,8 @@
 //! 4. Flip [`Support::Modelled`] only together with SPEC §2.3's table.
 //! 5. Update the commits above.
 
+use super::policy_fields;
+
 /// What podnet does with a field the API has (or had).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Support {
@@ -431,6 +433,9 @@ pub const API_VERSIONS: &[&str] = &[
     SPIDERPOOL_V2BETA1,
     CORE_V1,
     APPS_V1,
+    policy_fields::NETWORKING_V1,
+    policy_fields::POLICY_V1ALPHA1,
+    policy_fields::POLICY_V1ALPHA2,
 ];
 
 const fn kind(
@@ -594,7 +599,7 @@ pub fn known_kinds(api_version: &str) -> &'static [&'static str] {
         SPIDERPOOL_V2BETA1 => SPIDERPOOL_V2BETA1_KINDS,
         CORE_V1 => CORE_V1_KINDS,
         APPS_V1 => APPS_V1_KINDS,
-        _ => &[],
+        other => policy_fields::policy_group_kinds(other),
     }
 }
 

@@ -1539,9 +1539,14 @@ mod tests {
             classify(CALICO_CRD_V1, "GlobalNetworkPolicy"),
             Class::Policy(_)
         ));
+        // The policy groups are known groups now: a real kind is a warning, a typo refused.
         assert!(matches!(
             classify("networking.k8s.io/v1", "Ingress"),
-            Class::ForeignGroup
+            Class::Unmodelled(None)
+        ));
+        assert!(matches!(
+            classify("networking.k8s.io/v1", "NetworkPolicyy"),
+            Class::Invented(Some(_))
         ));
     }
 

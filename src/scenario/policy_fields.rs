@@ -369,18 +369,20 @@ pub fn policy_schema(api_version: &str, kind: &str) -> Option<&'static KindSchem
         .find(|s| s.api_version == api_version && s.kind == kind)
 }
 
-/// Kinds of the `policy.networking.k8s.io` versions podnet knows (for "no such kind"
-/// errors with a hint).
+/// Every kind the policy API groups podnet reads serve, modelled or not, in byte order (the
+/// Kubernetes API reference for `networking.k8s.io/v1`, network-policy-api v0.1.8 and v0.2.0
+/// for `policy.networking.k8s.io`): a kind they do not serve is an error with a hint, as in
+/// every group podnet models (`api_fields::known_kinds`).
 pub fn policy_group_kinds(api_version: &str) -> &'static [&'static str] {
     match api_version {
         POLICY_V1ALPHA1 => &["AdminNetworkPolicy", "BaselineAdminNetworkPolicy"],
         POLICY_V1ALPHA2 => &["ClusterNetworkPolicy"],
         NETWORKING_V1 => &[
-            "NetworkPolicy",
+            "IPAddress",
             "Ingress",
             "IngressClass",
+            "NetworkPolicy",
             "ServiceCIDR",
-            "IPAddress",
         ],
         _ => &[],
     }
