@@ -144,17 +144,17 @@ pub struct KindSchema {
 // ----------------------------------------------------------------------------
 // Table helpers.
 
-const S: Shape = Shape::Scalar;
-const SL: Shape = Shape::ScalarList;
+pub(super) const S: Shape = Shape::Scalar;
+pub(super) const SL: Shape = Shape::ScalarList;
 
-const fn m(name: &'static str, shape: Shape) -> Field {
+pub(super) const fn m(name: &'static str, shape: Shape) -> Field {
     Field {
         name,
         shape,
         support: Support::Modelled,
     }
 }
-const fn u(name: &'static str, shape: Shape) -> Field {
+pub(super) const fn u(name: &'static str, shape: Shape) -> Field {
     Field {
         name,
         shape,
@@ -370,9 +370,10 @@ const BGPFILTER_SPEC: &[Field] = &[
 // ----------------------------------------------------------------------------
 // Spiderpool: spiderpool.spidernet.io/v2beta1.
 
-const LABEL_SELECTOR_REQUIREMENT: &[Field] = &[m("key", S), m("operator", S), m("values", SL)];
+pub(super) const LABEL_SELECTOR_REQUIREMENT: &[Field] =
+    &[m("key", S), m("operator", S), m("values", SL)];
 /// Kubernetes `LabelSelector` (as podnet reads it).
-const LABEL_SELECTOR: &[Field] = &[
+pub(super) const LABEL_SELECTOR: &[Field] = &[
     m("matchLabels", Shape::FreeMap),
     m(
         "matchExpressions",

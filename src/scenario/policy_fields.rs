@@ -16,43 +16,15 @@
 //!   (`kubernetes-sigs/network-policy-api` v0.1.8 `apis/v1alpha1`) and v1alpha2
 //!   ClusterNetworkPolicy (v0.2.0 `apis/v1alpha2`).
 //!
-//! Fields podnet reads are [`Support::Modelled`]; the application-layer and host-endpoint
+//! Fields podnet reads are [`Support::Modelled`](super::api_fields::Support::Modelled); the application-layer and host-endpoint
 //! ones (`http`, `doNotTrack`, `preDNAT`, `applyOnForward`, `performanceHints`, rule
-//! `metadata`, ANP `nodes` peers) are [`Support::Unmodelled`] (one warning each).
+//! `metadata`, ANP `nodes` peers) are [`Support::Unmodelled`](super::api_fields::Support::Unmodelled) (one warning each).
 
-use super::api_fields::{Field, KindSchema, Shape, Support};
-
-const S: Shape = Shape::Scalar;
-const SL: Shape = Shape::ScalarList;
-
-const fn m(name: &'static str, shape: Shape) -> Field {
-    Field {
-        name,
-        shape,
-        support: Support::Modelled,
-    }
-}
-const fn u(name: &'static str, shape: Shape) -> Field {
-    Field {
-        name,
-        shape,
-        support: Support::Unmodelled,
-    }
-}
+use super::api_fields::{Field, KindSchema, LABEL_SELECTOR, S, SL, Shape, m, u};
 
 pub const NETWORKING_V1: &str = "networking.k8s.io/v1";
 pub const POLICY_V1ALPHA1: &str = "policy.networking.k8s.io/v1alpha1";
 pub const POLICY_V1ALPHA2: &str = "policy.networking.k8s.io/v1alpha2";
-
-const LABEL_SELECTOR_REQUIREMENT: &[Field] = &[m("key", S), m("operator", S), m("values", SL)];
-/// Kubernetes `LabelSelector`.
-const LABEL_SELECTOR: &[Field] = &[
-    m("matchLabels", Shape::FreeMap),
-    m(
-        "matchExpressions",
-        Shape::ObjectList(LABEL_SELECTOR_REQUIREMENT),
-    ),
-];
 
 // ----------------------------------------------------------------------------
 // networking.k8s.io/v1 NetworkPolicy
