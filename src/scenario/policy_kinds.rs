@@ -309,17 +309,7 @@ impl PolicyDecoder<'_> {
             .get(cx, "ports", |n, cx| list(n, cx, k8s_port))
             .unwrap_or_default();
         // Ports grouped by protocol; `None` = every port of that protocol.
-        let mut by_protocol: BTreeMap<Protocol, Option<Vec<PortMatch>>> = BTreeMap::new();
-        for (protocol, port) in ports {
-            let entry = by_protocol
-                .entry(protocol)
-                .or_insert_with(|| Some(Vec::new()));
-            match (port, entry.as_mut()) {
-                (Some(port), Some(list)) => list.push(port),
-                (None, _) => *entry = None,
-                (Some(_), None) => {}
-            }
-        }
+        let by_protocol = ports_by_protocol(ports);
         let protocols: Vec<(Option<Protocol>, Vec<PortMatch>)> = if by_protocol.is_empty() {
             vec![(None, Vec::new())]
         } else {
@@ -834,17 +824,7 @@ impl PolicyDecoder<'_> {
         }
         // Ports grouped by protocol (a named port has none of its own); `None` = every port
         // of that protocol.
-        let mut by_protocol: BTreeMap<Option<Protocol>, Option<Vec<PortMatch>>> = BTreeMap::new();
-        for (protocol, port) in ports {
-            let entry = by_protocol
-                .entry(protocol)
-                .or_insert_with(|| Some(Vec::new()));
-            match (port, entry.as_mut()) {
-                (Some(port), Some(list)) => list.push(port),
-                (None, _) => *entry = None,
-                (Some(_), None) => {}
-            }
-        }
+        let by_protocol = ports_by_protocol(ports);
         let mut groups: Vec<(Option<Protocol>, Vec<PortMatch>)> = by_protocol
             .into_iter()
             .map(|(p, ports)| (p, ports.unwrap_or_default()))
@@ -1375,4 +1355,23 @@ fn cnp_protocol(node: &Node, cx: &mut Cx) -> Option<(Option<Protocol>, Option<Po
             }
         })
     })
+}
+
+/// Ports grouped by protocol key, as the Kubernetes and admin conversions both need: a port
+/// entry without a port (`None`) means every port of that protocol and absorbs the others.
+fn ports_by_protocol<K: Ord>(
+    ports: impl IntoIterator<Item = (K, Option<PortMatch>)>,
+) -> BTreeMap<K, Option<Vec<PortMatch>>> {
+    let mut by_protocol: BTreeMap<K, Option<Vec<PortMatch>>> = BTreeMap::new();
+    for (protocol, port) in ports {
+        let entry = by_protocol
+            .entry(protocol)
+            .or_insert_with(|| Some(Vec::new()));
+        match (port, entry.as_mut()) {
+            (Some(port), Some(list)) => list.push(port),
+            (None, _) => *entry = None,
+            (Some(_), None) => {}
+        }
+    }
+    by_protocol
 }
