@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Scale benchmarks (issue #6): generate the cluster scenarios, run `podnet check` on each and
-# print a Markdown table of wall time and peak memory (resident set, from GNU time).
+# Scale benchmarks (issues #6, #20): generate the cluster scenarios, time `podnet check` and
+# `podnet run` on each and print a Markdown table of wall time and peak memory (resident set,
+# from GNU time), the median of several runs, with the commit and the CPU model.
 #
-#   scripts/bench.sh              # build, generate, run every size, print the table
-#   scripts/bench.sh --generate   # only (re)write the scenarios into benches/scenarios/
-#   scripts/bench.sh rr-5000      # run the named sizes only
+#   scripts/bench.sh                    # build, generate, run every size, print the table
+#   scripts/bench.sh --generate         # only (re)write the scenarios into benches/scenarios/
+#   scripts/bench.sh rr-5000 mesh-1000  # run the named sizes only
+#   scripts/bench.sh --runs 1 --commands check rr-1000
+#
+# Options: --runs N (default 3; the table shows the median of N), --commands check,run
+# (default both; `run` writes its output folder, with the default `--events` level, into a
+# temporary folder and the table shows the size of its events.jsonl).
 #
 # Sizes: route reflectors (mesh off, 3 reflectors, 30 pods per node) at 1,000 / 2,000 / 5,000
 # nodes and a full node-to-node mesh at 250 / 500 / 1,000 nodes. Every scenario is 5 zones of
 # racks of up to 40 nodes, one /12 pool of /26 blocks with IPIP CrossSubnet, one Deployment
 # and an all-pairs `reachable` expectation, so a run goes from cold start through scheduling,
 # IPAM, BGP convergence and all-pairs reachability. Criterion micro-benchmarks (engine, IPAM,
-# LPM) are separate: `cargo bench`.
+# LPM) are separate: `cargo bench`. Run one measurement at a time on a quiet machine.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -95,13 +101,18 @@ generate() {
 }
 
 generate_only=false
+runs=3
+commands=check,run
 wanted=()
-for arg in "$@"; do
-  case $arg in
+while (($# > 0)); do
+  case $1 in
     --generate) generate_only=true ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) wanted+=("$arg") ;;
+    --runs) runs=$2; shift ;;
+    --commands) commands=$2; shift ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) wanted+=("$1") ;;
   esac
+  shift
 done
 
 mkdir -p "$out"
@@ -122,24 +133,51 @@ $generate_only && exit 0
 
 (cd "$root" && cargo build --release --quiet)
 
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
-echo "Machine: $(nproc) cores ($cpu), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); podnet $(git -C "$root" rev-parse --short HEAD)"
+# median: the middle of the numbers on stdin (the lower middle for an even count).
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+cpu=$(lscpu 2>/dev/null | awk -F: '/^Model name/ {sub(/^ */, "", $2); print $2; exit}')
+[[ -n $cpu ]] || cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+commit=$(git -C "$root" rev-parse --short HEAD)
+git -C "$root" diff --quiet HEAD -- src Cargo.toml Cargo.lock || commit="$commit+changes"
+echo "Machine: $(nproc) cores ($cpu), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); podnet $commit; median of $runs"
 echo
-echo "| scenario | nodes | pods | BGP sessions | wall time | peak memory | check |"
-echo "|---|---:|---:|---:|---:|---:|---|"
+echo "| scenario | nodes | pods | BGP sessions | command | wall time | peak memory | events.jsonl | expectations |"
+echo "|---|---:|---:|---:|---|---:|---:|---:|---|"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 for name in "${selected[@]}"; do
   file="$out/$name.yaml"
   nodes=$(awk '/count:/ {gsub(/[^0-9]/, "", $NF); n += $NF} /name: z[0-9]+-rr/ {n++} END {print n}' "$file")
   pods=$(awk '/replicas:/ {gsub(/[^0-9]/, "", $NF); print $NF}' "$file")
   sessions=$(awk -F'sessionsEstablished: ' '/sessionsEstablished/ {sub(/}.*/, "", $2); print $2}' "$file")
-  log=$(mktemp)
-  status=PASS
-  /usr/bin/time -f '%e %M' -o "$log.time" "$podnet" check "$file" >"$log" 2>&1 || status=FAIL
-  read -r wall kib <"$log.time"
-  printf '| %s | %s | %s | %s | %.1f s | %.2f GiB | %s |\n' "$name" "$nodes" "$pods" "$sessions" "$wall" \
-    "$(awk -v k="$kib" 'BEGIN {print k / 1048576}')" "$status"
-  if [[ $status == FAIL ]]; then
-    sed 's/^/    /' "$log" >&2
-  fi
-  rm -f "$log" "$log.time"
+  for command in ${commands//,/ }; do
+    status=PASS
+    events=-
+    : >"$work/times"
+    for ((i = 0; i < runs; i++)); do
+      case $command in
+        check) args=(check "$file") ;;
+        run) args=(run "$file" --out "$work/out" --quiet) ;;
+        *) echo "bench.sh: unknown command $command (check, run)" >&2; exit 2 ;;
+      esac
+      /usr/bin/time -f '%e %M' -o "$work/time" "$podnet" "${args[@]}" >"$work/log" 2>&1 || status=FAIL
+      cat "$work/time" >>"$work/times"
+      if [[ $command == run ]]; then
+        # `run` always exits 0; its expectations are judged in report.json.
+        failed=$(awk -F': ' '/"expectationsFailed"/ {gsub(/[^0-9]/, "", $2); print $2; exit}' "$work/out/report.json")
+        [[ ${failed:-1} == 0 ]] || status=FAIL
+        events=$(du -m "$work/out/events.jsonl" | cut -f1)
+        events="$events MB"
+      fi
+    done
+    wall=$(awk '{print $1}' "$work/times" | median)
+    kib=$(awk '{print $2}' "$work/times" | median)
+    printf '| %s | %s | %s | %s | %s | %.1f s | %.2f GiB | %s | %s |\n' "$name" "$nodes" "$pods" "$sessions" \
+      "$command" "$wall" "$(awk -v k="$kib" 'BEGIN {print k / 1048576}')" "$events" "$status"
+    if [[ $status == FAIL ]]; then
+      sed 's/^/    /' "$work/log" >&2
+    fi
+    rm -rf "$work/out"
+  done
 done

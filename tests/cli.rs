@@ -349,6 +349,63 @@ fn check_json_counts_passed_and_failed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `podnet run --events`: `none` writes an empty events.jsonl, `sessions` (the default) every
+/// line but the per-UPDATE and per-route BGP ones, `all` every line; report.json counts the
+/// lines written. The quick start is a BGP cluster (IPIP, node-to-node mesh), so its full log
+/// has UPDATEs and best-path changes and its sessions come up.
+#[test]
+fn run_events_levels_choose_the_lines_of_events_jsonl() {
+    let dir = temp_dir();
+    let kinds_at = |level: Option<&str>| -> (Vec<String>, u64) {
+        let out_dir = dir.join(level.unwrap_or("default"));
+        let mut args = vec![
+            "run",
+            QUICKSTART,
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--quiet",
+        ];
+        if let Some(level) = level {
+            args.extend(["--events", level]);
+        }
+        let out = podnet(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let text = std::fs::read_to_string(out_dir.join("events.jsonl")).expect("events.jsonl");
+        let kinds = text
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+                v["kind"].as_str().expect("a kind").to_string()
+            })
+            .collect();
+        let report: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out_dir.join("report.json")).expect("report.json"),
+        )
+        .expect("JSON");
+        (kinds, report["summary"]["events"].as_u64().expect("events"))
+    };
+    let route_kinds = ["update", "bestPathChanged", "routeRejected"];
+    let (none, none_count) = kinds_at(Some("none"));
+    assert!(none.is_empty());
+    assert_eq!(none_count, 0);
+    let (all, all_count) = kinds_at(Some("all"));
+    assert_eq!(all.len() as u64, all_count);
+    assert!(all.iter().any(|k| k == "update"));
+    assert!(all.iter().any(|k| k == "bestPathChanged"));
+    let (sessions, sessions_count) = kinds_at(Some("sessions"));
+    assert_eq!(sessions.len() as u64, sessions_count);
+    let without_routes: Vec<&String> = all
+        .iter()
+        .filter(|k| !route_kinds.contains(&k.as_str()))
+        .collect();
+    assert_eq!(sessions.iter().collect::<Vec<_>>(), without_routes);
+    assert!(sessions.iter().any(|k| k == "sessionEstablished"));
+    assert!(sessions.iter().any(|k| k == "podScheduled"));
+    let (default, _) = kinds_at(None);
+    assert_eq!(default, sessions, "the default level is sessions");
+    assert_eq!(podnet(&["run", QUICKSTART, "--events", "some"]).code, 2);
+}
+
 /// The top-level keys of SPEC §2.
 const TOP_LEVEL_KEYS: &[&str] = &[
     "name",

@@ -98,16 +98,13 @@ fn the_thread_count_changes_no_byte() {
     }
 }
 
-/// `podnet check` keeps no per-UPDATE and per-route BGP log lines; everything else, the end
-/// of the run and every expectation's verdict included, must be what the full run gives.
+/// `podnet run --events sessions` (its default) streams every line but the per-UPDATE and
+/// per-route BGP ones, `--events all` every line, `podnet check` keeps none; everything else —
+/// the end of the run, every expectation's verdict, the UPDATE chart's series — must be what
+/// the full in-memory run gives, and a streamed file must be the bytes `events_jsonl` writes.
 #[test]
-fn a_quiet_bgp_log_changes_nothing_but_the_log() {
-    use podnet::bgp::LogOptions;
-    let quiet = LogOptions {
-        updates: false,
-        routes: false,
-    };
-    let dropped = ["update", "bestPathChanged", "routeRejected"];
+fn the_event_level_changes_nothing_but_the_log() {
+    use podnet::sim::events::{EventLevel, EventLog, ROUTE_KINDS};
     let mut compared = 0;
     for entry in std::fs::read_dir(root().join("scenarios")).expect("scenarios/") {
         let path = entry.expect("a directory entry").path();
@@ -116,20 +113,76 @@ fn a_quiet_bgp_log_changes_nothing_but_the_log() {
         }
         let scenario = podnet::scenario::load(&path).expect("library scenarios load");
         let full = podnet::sim::Simulation::new(&scenario).run();
-        let brief = podnet::sim::Simulation::with_bgp_log(&scenario, quiet).run();
         let name = path.display();
-        assert_eq!(full.end, brief.end, "{name}: the run ends elsewhere");
-        let kept: Vec<_> = full
-            .log
-            .iter()
-            .filter(|e| !dropped.contains(&e.kind))
-            .collect();
-        assert_eq!(kept, brief.log.iter().collect::<Vec<_>>(), "{name}");
+        // The UPDATE series counted by the simulation is the one the full log shows.
+        let mut from_log: Vec<(u64, u64)> = Vec::new();
+        for e in full.log.iter().filter(|e| e.kind == "update") {
+            match from_log.last_mut() {
+                Some((t, n)) if *t == e.time_us => *n += 1,
+                _ => from_log.push((e.time_us, 1)),
+            }
+        }
+        assert_eq!(full.bgp_updates, from_log, "{name}");
+        assert_eq!(full.events.lines, full.log.len(), "{name}");
         let judge = |o: &podnet::sim::Outcome| {
             podnet::sim::expect::evaluate(&scenario.expectations, &o.snapshots, &o.last)
         };
-        assert_eq!(judge(&full), judge(&brief), "{name}");
+        for level in [EventLevel::None, EventLevel::Sessions, EventLevel::All] {
+            let file = Shared::default();
+            let log = EventLog::stream(level, Box::new(file.clone()));
+            let streamed = podnet::sim::Simulation::with_event_log(&scenario, log).run();
+            assert_eq!(
+                full.end, streamed.end,
+                "{name} {level:?}: the run ends elsewhere"
+            );
+            assert!(
+                streamed.log.is_empty(),
+                "{name}: a streamed log is not held"
+            );
+            assert_eq!(streamed.events.error, None);
+            let kept: Vec<_> = full
+                .log
+                .iter()
+                .filter(|e| match level {
+                    EventLevel::None => false,
+                    EventLevel::Sessions => !ROUTE_KINDS.contains(&e.kind),
+                    EventLevel::All => true,
+                })
+                .cloned()
+                .collect();
+            assert_eq!(
+                file.text(),
+                podnet::report::events_jsonl(&kept),
+                "{name} {level:?}"
+            );
+            assert_eq!(streamed.events.lines, kept.len(), "{name} {level:?}");
+            assert_eq!(streamed.bgp_updates, full.bgp_updates, "{name} {level:?}");
+            assert_eq!(judge(&full), judge(&streamed), "{name} {level:?}");
+        }
+        let dropped = podnet::sim::Simulation::with_event_log(&scenario, EventLog::discard()).run();
+        assert_eq!(full.end, dropped.end, "{name}");
+        assert_eq!(judge(&full), judge(&dropped), "{name}");
         compared += 1;
     }
     assert!(compared >= 19, "only {compared} scenarios");
+}
+
+/// A writer whose bytes the test reads afterwards.
+#[derive(Clone, Default)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Shared {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().expect("not poisoned").clone()).expect("UTF-8")
+    }
+}
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("not poisoned").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

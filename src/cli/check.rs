@@ -2,8 +2,8 @@
 
 use super::common::load_and_run;
 use super::{CheckArgs, Format, exit};
-use crate::bgp::LogOptions;
 use crate::report::junit::{self, Suite};
+use crate::sim::events::EventLog;
 use crate::sim::expect::ExpectationResult;
 
 pub fn check(args: &CheckArgs) -> i32 {
@@ -11,17 +11,9 @@ pub fn check(args: &CheckArgs) -> i32 {
     let mut invalid = 0usize;
     let mut runs: Vec<(String, String, Vec<ExpectationResult>)> = Vec::new();
     for (i, path) in args.scenarios.iter().enumerate() {
-        let quiet_bgp = LogOptions {
-            updates: false,
-            routes: false,
-        };
-        match load_and_run(
-            Some(path),
-            None,
-            None,
-            args.format == Format::Text,
-            quiet_bgp,
-        ) {
+        match load_and_run(Some(path), None, None, args.format == Format::Text, |_| {
+            Ok(EventLog::discard())
+        }) {
             Ok(ran) => {
                 if ran.results.iter().any(|r| !r.passed) && code == exit::OK {
                     code = exit::FAILED;

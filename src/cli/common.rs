@@ -2,12 +2,15 @@
 //! evaluating its expectations, with errors printed once and mapped to exit codes.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::exit;
-use crate::bgp::LogOptions;
 use crate::model::time::SimTime;
 use crate::scenario::{self, Scenario};
+use crate::sim::events::EventLog;
 use crate::sim::expect::{self, ExpectationResult};
+use crate::sim::progress::{Phase, Progress, ProgressView};
 use crate::sim::{Outcome, Simulation};
 
 /// The built-in quick-start scenario (the same file as `scenarios/quickstart.yaml`).
@@ -18,18 +21,21 @@ pub struct Ran {
     pub scenario: Scenario,
     pub outcome: Outcome,
     pub results: Vec<ExpectationResult>,
+    /// The progress line, while the caller writes its outputs (`None` off a terminal).
+    pub progress: Option<ProgressLine>,
 }
 
-/// Loads `path` (or the quick start), applies overrides, runs it and evaluates expectations.
-/// `bgp_log` chooses the BGP lines kept in the event log: `podnet check` writes no log, so it
-/// keeps none of the per-UPDATE and per-route lines (millions in a large cluster).
-/// Problems are printed on stderr; the error is the exit code.
+/// Loads `path` (or the quick start), applies overrides, runs it with the event log `events`
+/// makes for it (kept, streamed or dropped: `podnet check` keeps none, `podnet run` streams
+/// the `--events` level to `events.jsonl`) and evaluates expectations. A progress line is
+/// shown on a terminal for a long run; it stays up, at [`Phase::Reports`], while the caller
+/// holds [`Ran::progress`]. Problems are printed on stderr; the error is the exit code.
 pub fn load_and_run(
     path: Option<&Path>,
     seed: Option<u64>,
     until: Option<&str>,
     warn: bool,
-    bgp_log: LogOptions,
+    events: impl FnOnce(&Scenario) -> Result<EventLog, i32>,
 ) -> Result<Ran, i32> {
     let loaded = match path {
         Some(path) => scenario::load(path),
@@ -55,16 +61,25 @@ pub fn load_and_run(
         }
     }
     refuse_if_too_large(&scenario, path)?;
-    let progress = long_run_progress(&scenario);
-    let outcome = Simulation::with_bgp_log(&scenario, bgp_log).run();
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
+    let log = events(&scenario)?;
+    let progress = ProgressLine::start(&scenario);
+    if let Some(p) = &progress {
+        p.state.set_phase(Phase::Setup);
     }
+    let mut sim = Simulation::with_event_log(&scenario, log);
+    if let Some(p) = &progress {
+        sim.set_progress(Arc::clone(&p.state));
+    }
+    let outcome = sim.run();
     let results = expect::evaluate(&scenario.expectations, &outcome.snapshots, &outcome.last);
+    if let Some(p) = &progress {
+        p.state.set_phase(Phase::Reports);
+    }
     Ok(Ran {
         scenario,
         outcome,
         results,
+        progress,
     })
 }
 
@@ -87,23 +102,71 @@ pub fn refuse_if_too_large(scenario: &Scenario, path: Option<&Path>) -> Result<(
     }
 }
 
-/// SPEC §1: a simulated cluster of 1,000 nodes or more shows progress on stderr when it is a
-/// terminal, and nothing extra when it is not. The spinner ticks on its own thread and
-/// never touches the simulation.
-fn long_run_progress(scenario: &Scenario) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if scenario.topology.nodes.len() < 1_000 || !std::io::stderr().is_terminal() {
-        return None;
+/// SPEC §1: a long run — a simulated cluster of 1,000 nodes or more — shows a progress line
+/// on stderr when it is a terminal, and nothing extra when it is not: the phase, the
+/// simulated time reached, the events processed and the time elapsed. It is redrawn on its
+/// own thread from [`Progress`], which the simulation only writes; dropping it clears it.
+pub struct ProgressLine {
+    pub state: Arc<Progress>,
+    bar: indicatif::ProgressBar,
+    stop: Arc<AtomicBool>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ProgressLine {
+    fn start(scenario: &Scenario) -> Option<ProgressLine> {
+        use std::io::IsTerminal;
+        if scenario.topology.nodes.len() < 1_000 || !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let state = Arc::new(Progress::default());
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {msg}") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        let stop = Arc::new(AtomicBool::new(false));
+        let title = format!(
+            "{} ({} nodes)",
+            scenario.name,
+            scenario.topology.nodes.len()
+        );
+        let ticker = {
+            let (state, bar, stop) = (Arc::clone(&state), bar.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    bar.set_message(progress_message(&title, state.view()));
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+            })
+        };
+        Some(ProgressLine {
+            state,
+            bar,
+            stop,
+            ticker: Some(ticker),
+        })
     }
-    let bar = indicatif::ProgressBar::new_spinner();
-    bar.set_message(format!(
-        "simulating {} ({} nodes, {} workloads)",
-        scenario.name,
-        scenario.topology.nodes.len(),
-        scenario.workloads.len()
-    ));
-    bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    Some(bar)
+}
+
+impl Drop for ProgressLine {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.ticker.take() {
+            let _ = t.join();
+        }
+        self.bar.finish_and_clear();
+    }
+}
+
+/// `rr-5000 (5000 nodes): BGP, simulated 1m02s, 1,234,567 events`.
+fn progress_message(title: &str, v: ProgressView) -> String {
+    format!(
+        "{title}: {}, simulated {}, {} events",
+        v.phase.as_str(),
+        SimTime::from_nanos(v.sim_time_us.saturating_mul(1000)),
+        crate::report::sections::count(v.events)
+    )
 }
 
 /// Loads a scenario (exiting with 2 on invalid input), runs it to `at` (or to its end) and
@@ -132,14 +195,36 @@ pub fn with_state_at(
     };
     match at {
         Some(t) => {
-            let mut sim = Simulation::new(&scenario);
+            let mut sim = Simulation::with_event_log(&scenario, EventLog::discard());
             sim.run_until(t);
             let snapshot = sim.snapshot();
             f(&scenario, sim.world(), &snapshot)
         }
         None => {
-            let outcome = Simulation::new(&scenario).run();
+            let outcome = Simulation::with_event_log(&scenario, EventLog::discard()).run();
             f(&scenario, &outcome.world, &outcome.last)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::progress::Phase;
+
+    #[test]
+    fn the_progress_message_names_phase_time_and_events() {
+        let v = ProgressView {
+            phase: Phase::Bgp,
+            sim_time_us: 62_000_000,
+            events: 1_234_567,
+        };
+        assert_eq!(
+            progress_message("rr-5000 (5000 nodes)", v),
+            format!(
+                "rr-5000 (5000 nodes): BGP, simulated {}, 1,234,567 events",
+                SimTime::from_nanos(62_000_000_000)
+            )
+        );
     }
 }

@@ -123,6 +123,29 @@ pub struct RunArgs {
     /// Print nothing on stdout and no warnings.
     #[arg(long)]
     pub quiet: bool,
+    /// What events.jsonl gets: nothing, everything but the per-UPDATE and per-route BGP
+    /// lines (pods, IPAM, scenario events, sessions), or every line.
+    #[arg(long, value_enum, default_value_t = EventsArg::Sessions)]
+    pub events: EventsArg,
+}
+
+/// `podnet run --events` (SPEC §1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EventsArg {
+    None,
+    Sessions,
+    All,
+}
+
+impl EventsArg {
+    pub fn level(self) -> crate::sim::events::EventLevel {
+        use crate::sim::events::EventLevel;
+        match self {
+            EventsArg::None => EventLevel::None,
+            EventsArg::Sessions => EventLevel::Sessions,
+            EventsArg::All => EventLevel::All,
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]

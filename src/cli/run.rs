@@ -1,33 +1,55 @@
 //! `podnet run`: simulate one scenario, print a summary, write the output folder.
+//!
+//! The event log is streamed into `events.jsonl` while the simulation runs (at the
+//! `--events` level), so a run holds no more than `podnet check` does plus the reports.
 
 use std::path::{Path, PathBuf};
 
 use super::common::load_and_run;
 use super::{Format, RunArgs, exit};
-use crate::bgp::LogOptions;
-use crate::report::{Report, dot, events_jsonl, html, markdown, run_charts};
+use crate::report::{Report, dot, html, markdown, run_charts};
 use crate::sim::Outcome;
+use crate::sim::events::EventLog;
 
 pub fn run(args: &RunArgs) -> i32 {
+    let mut out_dir = None;
     let ran = match load_and_run(
         args.scenario.as_deref(),
         args.seed,
         args.until.as_deref(),
         !args.quiet,
-        LogOptions::default(),
+        |scenario| {
+            let dir = args
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("output").join(&scenario.name));
+            let log = open_events(&dir).map_err(|e| {
+                eprintln!("cannot write the output folder {}: {e}", dir.display());
+                exit::INVALID
+            })?;
+            out_dir = Some(dir);
+            Ok(EventLog::stream(args.events.level(), Box::new(log)))
+        },
     ) {
         Ok(ran) => ran,
         Err(code) => return code,
     };
+    let Some(out_dir) = out_dir else {
+        return exit::INTERNAL;
+    };
+    if let Some(e) = &ran.outcome.events.error {
+        eprintln!(
+            "cannot write {}: {e}",
+            out_dir.join("events.jsonl").display()
+        );
+        return exit::INVALID;
+    }
     let report = Report::new(&ran.scenario, &ran.outcome, ran.results);
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("output").join(&ran.scenario.name));
     if let Err(e) = write_outputs(&out_dir, &report, &ran.outcome) {
         eprintln!("cannot write the output folder {}: {e}", out_dir.display());
         return exit::INVALID;
     }
+    drop(ran.progress);
     if !args.quiet {
         match args.format {
             Format::Text => {
@@ -40,11 +62,15 @@ pub fn run(args: &RunArgs) -> i32 {
     exit::OK
 }
 
-/// Writes the files of the output folder (SPEC §6), replacing only those.
-fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {
+/// Creates the output folder and an empty `events.jsonl` in it, before the run writes to it.
+fn open_events(dir: &Path) -> std::io::Result<std::fs::File> {
     std::fs::create_dir_all(dir)?;
+    std::fs::File::create(dir.join("events.jsonl"))
+}
+
+/// Writes the other files of the output folder (SPEC §6), replacing only those.
+fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {
     std::fs::write(dir.join("report.json"), report.to_json())?;
-    std::fs::write(dir.join("events.jsonl"), events_jsonl(&outcome.log))?;
     let charts = run_charts(report, outcome);
     std::fs::write(
         dir.join("report.md"),

@@ -15,6 +15,7 @@ use super::{SweepArgs, SweepFormat, exit};
 use crate::model::workload::PodStatus;
 use crate::scenario;
 use crate::sim::Simulation;
+use crate::sim::events::EventLog;
 use crate::sim::expect::{ExpectationResult, evaluate};
 
 /// One variant's results.
@@ -164,7 +165,7 @@ fn cross_product(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
 
 fn run_variant(path: &std::path::Path, variant: &[(String, String)]) -> Result<Row, String> {
     let s = scenario::load_with_overrides(path, variant).map_err(|d| d.to_string())?;
-    let outcome = Simulation::new(&s).run();
+    let outcome = Simulation::with_event_log(&s, EventLog::discard()).run();
     let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last);
     let last = &outcome.last;
     let passed = results.iter().filter(|r| r.passed).count();

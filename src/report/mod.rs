@@ -153,7 +153,7 @@ impl Report {
                 allocation_failures: last.allocation_failures(),
                 blocks: last.blocks.len(),
                 borrowed_ips: last.nodes.iter().map(|n| n.borrowed_ips).sum(),
-                events: outcome.log.len(),
+                events: outcome.events.lines,
                 expectations_passed: passed,
                 expectations_failed: expectations.len() - passed,
                 reachable_pairs: reach.reachable,
@@ -252,18 +252,6 @@ impl Report {
     }
 }
 
-/// BGP UPDATEs sent over time, as (time in µs, count), from the event log.
-pub fn bgp_update_series(log: &[LogEntry]) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for e in log.iter().filter(|e| e.kind == "update") {
-        match out.last_mut() {
-            Some((t, n)) if *t == e.time_us => *n += 1,
-            _ => out.push((e.time_us, 1)),
-        }
-    }
-    out
-}
-
 impl Report {
     /// Loc-RIB sizes of the nodes that speak BGP.
     pub fn rib_sizes(&self) -> Vec<(String, u64)> {
@@ -305,11 +293,10 @@ impl Report {
 /// Every chart of a run: pool utilisation and pods per node, plus BGP UPDATEs over time and
 /// Loc-RIB sizes when anything speaks BGP. The one place that decides which charts a run has.
 pub fn run_charts(report: &Report, outcome: &Outcome) -> Vec<charts::Chart> {
-    let updates = bgp_update_series(&outcome.log);
     let rib_sizes = report.rib_sizes();
     let mut inputs = charts::ChartInputs::new(report, &outcome.pool_usage);
     if report.bgp.is_some() {
-        inputs.bgp_updates = Some(&updates);
+        inputs.bgp_updates = Some(&outcome.bgp_updates);
         inputs.rib_sizes = Some(&rib_sizes);
     }
     charts::render(&inputs)

@@ -13,9 +13,11 @@
 pub mod addressing;
 pub mod cluster;
 pub mod dataplane;
+pub mod events;
 pub mod expect;
 pub mod placement;
 pub mod policy;
+pub mod progress;
 pub mod queue;
 pub mod rng;
 pub mod snapshot;
@@ -25,7 +27,7 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use crate::bgp::{self, BgpEngine, BgpEvent, LogOptions};
+use crate::bgp::{self, BgpEngine, BgpEvent};
 use crate::ipam::calico::IpamChange;
 use crate::model::action::{Action, DeletePods};
 use crate::model::expect::{Check, RouteTable};
@@ -180,7 +182,13 @@ pub struct Simulation<'s> {
     now: SimTime,
     queue: EventQueue<Event>,
     world: World,
-    log: Vec<LogEntry>,
+    log: events::EventLog,
+    /// BGP UPDATEs sent, as (time in µs, count) per instant, whatever the log keeps.
+    bgp_updates: Vec<(u64, u64)>,
+    /// The engine's UPDATE count when last looked at.
+    updates_seen: u64,
+    /// Where a progress line reads how far the run has got (written, never read).
+    progress: Option<std::sync::Arc<progress::Progress>>,
     scheduling: Stream,
     retry_queued: bool,
     pool_usage: PoolUsageSeries,
@@ -204,7 +212,13 @@ pub struct Simulation<'s> {
 pub struct Outcome {
     pub end: SimTime,
     pub world: World,
+    /// The event log, when it was kept in memory ([`events::EventLog::memory`]); empty when
+    /// it was streamed or dropped.
     pub log: Vec<LogEntry>,
+    /// How many lines the event log kept, and a streamed log's write error.
+    pub events: events::EventsWritten,
+    /// BGP UPDATEs sent over time, as (time in µs, count) per instant, at every log level.
+    pub bgp_updates: Vec<(u64, u64)>,
     /// Snapshots at each distinct `at:` of the expectations, in time order.
     pub snapshots: Vec<Snapshot>,
     /// The state at the end.
@@ -262,13 +276,15 @@ impl PoolUsageSeries {
 }
 
 impl<'s> Simulation<'s> {
+    /// A simulation keeping its whole event log in memory ([`Outcome::log`]).
     pub fn new(scenario: &'s Scenario) -> Simulation<'s> {
-        Simulation::with_bgp_log(scenario, LogOptions::default())
+        Simulation::with_event_log(scenario, events::EventLog::memory(events::EventLevel::All))
     }
 
-    /// A simulation keeping only the BGP log lines `bgp_log` asks for (session lines are
-    /// always kept); what happens, and when the run ends, does not depend on it.
-    pub fn with_bgp_log(scenario: &'s Scenario, bgp_log: LogOptions) -> Simulation<'s> {
+    /// A simulation writing its event log to `log` (kept, streamed or dropped, at its level);
+    /// what happens, and when the run ends, does not depend on it.
+    pub fn with_event_log(scenario: &'s Scenario, log: events::EventLog) -> Simulation<'s> {
+        let bgp_log = log.level().bgp_options();
         let specs: Vec<&ResourceSpec> = scenario.specs.iter().flatten().collect();
         let (mut addressing, notes) = Addressing::new(
             &scenario.network,
@@ -301,7 +317,10 @@ impl<'s> Simulation<'s> {
                 placement: placement::Placement::default(),
                 control: ControlPlane::default(),
             },
-            log: Vec::new(),
+            log,
+            bgp_updates: Vec::new(),
+            updates_seen: 0,
+            progress: None,
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
             retry_queued: false,
             gc_scheduled: BTreeSet::new(),
@@ -344,6 +363,11 @@ impl<'s> Simulation<'s> {
         self.now
     }
 
+    /// Publishes the phase, simulated time and events processed to `progress` from now on.
+    pub fn set_progress(&mut self, progress: std::sync::Arc<progress::Progress>) {
+        self.progress = Some(progress);
+    }
+
     pub fn world(&self) -> &World {
         &self.world
     }
@@ -366,6 +390,15 @@ impl<'s> Simulation<'s> {
         };
         debug_assert!(at >= self.now, "time never goes backwards");
         self.now = at;
+        if let Some(p) = &self.progress {
+            let phase = match event {
+                Event::Scenario(_) => progress::Phase::Events,
+                Event::CreatePod { .. } | Event::RetryPending => progress::Phase::Scheduling,
+                Event::IpamGc | Event::Datastore { .. } => progress::Phase::Ipam,
+                Event::Bgp(_) => progress::Phase::Bgp,
+            };
+            p.event(phase, at.as_micros());
+        }
         match event {
             Event::Scenario(i) => self.apply(i),
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
@@ -423,10 +456,13 @@ impl<'s> Simulation<'s> {
             .max(until.unwrap_or(SimTime::ZERO));
         self.now = self.now.max(end);
         let last = self.snapshot();
+        let (log, events) = self.log.finish();
         Outcome {
             end: self.now,
             world: self.world,
-            log: self.log,
+            log,
+            events,
+            bgp_updates: self.bgp_updates,
             snapshots,
             last,
             notes: self.notes,
@@ -436,6 +472,9 @@ impl<'s> Simulation<'s> {
 
     /// The state now.
     pub fn snapshot(&self) -> Snapshot {
+        if let Some(p) = &self.progress {
+            p.set_phase(progress::Phase::Reachability);
+        }
         let action_times: Vec<SimTime> = self.scenario.actions.iter().map(|a| a.at).collect();
         let ribs_of: Vec<String> = self
             .scenario
@@ -574,7 +613,7 @@ impl<'s> Simulation<'s> {
     }
 
     /// Sets up Felix or the BGP speakers and their sessions, as the network asks.
-    fn start_control_plane(&mut self, bgp_log: LogOptions) {
+    fn start_control_plane(&mut self, bgp_log: bgp::LogOptions) {
         let network = &self.scenario.network;
         let calico_bird =
             network.cni == Cni::Calico && network.calico_backend == CalicoBackend::Bird;
@@ -658,6 +697,18 @@ impl<'s> Simulation<'s> {
             }
         }
         self.last_change = self.last_change.max(bgp.last_activity());
+        // Every UPDATE is sent at the instant the engine was called for (its log line has
+        // that time), so the count since the last look belongs to now.
+        let sent = bgp.total_updates();
+        if sent > self.updates_seen {
+            let n = sent - self.updates_seen;
+            self.updates_seen = sent;
+            let t = self.now.as_micros();
+            match self.bgp_updates.last_mut() {
+                Some((at, count)) if *at == t => *count += n,
+                _ => self.bgp_updates.push((t, n)),
+            }
+        }
         for e in bgp.log() {
             self.log.push(LogEntry {
                 time_us: e.time.as_micros(),
