@@ -11,6 +11,7 @@
 //! - [`scenario`]: YAML → located raw types → validated model (the only parser of input).
 //! - [`sim`]: the event queue, seeded random streams and the engine loop.
 //! - [`report`]: the results as plain data, and their renderings.
+//! - [`diff`]: the semantic difference between two runs (`podnet diff`).
 //! - [`cli`]: subcommands; the only code that touches files, stdout and exit codes.
 //!
 //! ```
@@ -29,6 +30,7 @@
 
 pub mod bgp;
 pub mod cli;
+pub mod diff;
 pub mod export;
 pub mod forwarding;
 pub mod ipam;

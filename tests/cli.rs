@@ -493,6 +493,7 @@ fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
         &["schema"],
         &["export", "bird", QUICKSTART, "--out", out],
         &["policy", QUICKSTART, "--pod", "default/web-0"],
+        &["diff", QUICKSTART, "--set", "seed=2"],
     ];
     for args in commands {
         let mut child = Command::new(env!("CARGO_BIN_EXE_podnet"))

@@ -60,6 +60,16 @@ pub fn load_and_run(
             eprintln!("{line}");
         }
     }
+    run_loaded(scenario, path, bgp_log)
+}
+
+/// Runs a loaded scenario (refused with exit 2 when it cannot fit this machine) and
+/// evaluates its expectations; `path` names it in messages.
+pub fn run_loaded(
+    scenario: Scenario,
+    path: Option<&Path>,
+    bgp_log: LogOptions,
+) -> Result<Ran, i32> {
     refuse_if_too_large(&scenario, path)?;
     let log = events(&scenario)?;
     let progress = ProgressLine::start(&scenario);

@@ -12,6 +12,7 @@ mod output;
 
 mod check;
 mod common;
+mod diff;
 mod export;
 mod policy;
 mod routes;
@@ -98,6 +99,15 @@ pub enum Command {
                             podnet policy scenarios/policy-default-deny-rollout.yaml --pod shop/db-0 --at 90s --format json"
     )]
     Policy(PolicyArgs),
+    /// What a layout change breaks and fixes: two runs with the same seed, compared
+    /// semantically (pods, IPAM, BGP, reachability, expectations).
+    #[command(
+        after_help = "Examples:\n  podnet diff scenarios/mesh-vs-route-reflectors.yaml scenarios/route-reflectors.yaml\n  \
+                            podnet diff scenarios/block-limit.yaml --set resources[0].spec.blockSize=28\n  \
+                            podnet diff scenarios/quickstart.yaml --base-ref origin/main --format markdown\n\n\
+                      Exit codes: 0 nothing regressed, 1 regressed (see --fail-on), 2 invalid input."
+    )]
+    Diff(DiffArgs),
     /// Print the JSON Schema of the scenario file (for editors).
     #[command(after_help = "Example:\n  podnet schema > podnet.schema.json\n  \
                             then in a scenario: # yaml-language-server: $schema=podnet.schema.json")]
@@ -258,6 +268,37 @@ pub enum SweepFormat {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The base scenario (with `--set` or `--base-ref` alone: the file compared with itself).
+    pub base: PathBuf,
+    /// The new scenario.
+    pub new: Option<PathBuf>,
+    /// PATH=VALUE: a field of the new side's scenario replaced, as `sweep --set` does with
+    /// one value (repeatable).
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// Read the base from this git revision of BASE (`git show REV:./FILE`); the new side is
+    /// NEW, or BASE as it is on disk.
+    #[arg(long, value_name = "REV")]
+    pub base_ref: Option<String>,
+    /// What counts as a regression (exit 1).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = crate::diff::DEFAULT_FAIL_ON)]
+    pub fail_on: Vec<crate::diff::FailOn>,
+    /// Seed for both sides (default: the base's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// Scenario files.
     #[arg(required = true)]
@@ -307,6 +348,7 @@ pub fn main() -> i32 {
         Command::Routes(args) => routes::run(&args),
         Command::Policy(args) => policy::run(&args),
         Command::Validate(args) => validate::validate(&args),
+        Command::Diff(args) => diff::run(&args),
         Command::Schema => schema::schema(),
     }
 }

@@ -16,7 +16,7 @@ use crate::model::network::{Network, PolicyMode};
 use crate::model::topology::DeviceId;
 use crate::model::topology::Os;
 use crate::model::workload::{PortProtocol, Workload};
-use crate::policy::eval::{Endpoint, NamedPort};
+use crate::policy::eval::{Endpoint, NamedPort, Packet};
 use crate::policy::model::{Protocol, endpoint_labels};
 
 /// The service account a pod runs as when its workload names none (Kubernetes' default).
@@ -108,8 +108,21 @@ pub struct Pairs {
 /// Every ordered pair of distinct pods: routing alone when no policy is enforced (exactly
 /// `forwarding::all_pairs`), else routing and policy over every packet class.
 pub fn all_pairs(dp: &Dataplane, policy: Option<&PolicyInputs>) -> Pairs {
+    let keys: Vec<PodKey> = dp.pods().map(|p| p.key).collect();
+    pairs_between(dp, policy, &keys, &keys, None)
+}
+
+/// Every ordered pair of distinct pods from `from` to `to`, as [`all_pairs`] counts them;
+/// with `packet`, policy judges only that packet (routing alone decides without policy).
+pub fn pairs_between(
+    dp: &Dataplane,
+    policy: Option<&PolicyInputs>,
+    from: &[PodKey],
+    to: &[PodKey],
+    packet: Option<Packet>,
+) -> Pairs {
     let Some(inputs) = policy else {
-        let r = crate::forwarding::all_pairs(dp);
+        let r = crate::forwarding::reach::reachability(dp, from, to);
         return Pairs {
             pairs: r.pairs,
             reachable: r.reachable,
@@ -127,8 +140,8 @@ pub fn all_pairs(dp: &Dataplane, policy: Option<&PolicyInputs>) -> Pairs {
         };
     };
     let pol = Policing::new(inputs);
-    let keys: Vec<PodKey> = dp.pods().map(|p| p.key).collect();
-    let r = policy_reachability(dp, &pol, &keys, &keys, None);
+    let packets = packet.map(|p| [p]);
+    let r = policy_reachability(dp, &pol, from, to, packets.as_ref().map(|p| &p[..]));
     Pairs {
         pairs: r.pairs,
         reachable: r.some_packets,

@@ -1,0 +1,382 @@
+//! What `podnet diff` keeps of one run: the facts it compares, copied out of the outcome so the
+//! world (tens of millions of routes in a large cluster) can be dropped before the other side
+//! runs.
+//!
+//! Invariants: every collection is ordered by its key (pod `namespace/name`, node, pool,
+//! session ends, prefix, reachability cell), so two digests compare by merging; everything is
+//! linear in the size of the run (pods, nodes, sessions, prefixes, cells). The dataplane and
+//! policy inputs are kept only when network policy is enforced, for the per-packet comparison
+//! (policy scenarios are small).
+//! What this is not: no comparison (`diff::compare`), no rendering.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ipnet::IpNet;
+
+use crate::forwarding::connect::PolicyInputs;
+use crate::forwarding::{Dataplane, PodKey};
+use crate::model::workload::PodStatus;
+use crate::scenario::Scenario;
+use crate::sim::expect::ExpectationResult;
+use crate::sim::policy::{PairGroup, Pairs, pairs_between};
+use crate::sim::{Outcome, Snapshot};
+
+/// How pods are grouped into reachability cells: by workload while the cells stay few, else
+/// by namespace, else all together (the comparison is per cell, so cells² reachability runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Grouping {
+    Workload,
+    Namespace,
+    All,
+}
+
+/// At most this many cells (source group × destination group) are compared.
+pub const MAX_CELLS: usize = 256;
+
+impl Grouping {
+    /// The finest grouping whose cells stay within [`MAX_CELLS`] for the workloads of both
+    /// scenarios.
+    pub fn choose(scenarios: &[&Scenario]) -> Grouping {
+        let mut workloads = std::collections::BTreeSet::new();
+        let mut namespaces = std::collections::BTreeSet::new();
+        for s in scenarios {
+            for w in &s.workloads {
+                workloads.insert((w.namespace.clone(), w.name.clone()));
+                namespaces.insert(w.namespace.clone());
+            }
+        }
+        if workloads.len() * workloads.len() <= MAX_CELLS {
+            Grouping::Workload
+        } else if namespaces.len() * namespaces.len() <= MAX_CELLS {
+            Grouping::Namespace
+        } else {
+            Grouping::All
+        }
+    }
+
+    fn group_of(self, namespace: &str, workload: &str) -> String {
+        match self {
+            Grouping::Workload => format!("{namespace}/{workload}"),
+            Grouping::Namespace => namespace.to_string(),
+            Grouping::All => "all pods".to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodFacts {
+    pub workload: String,
+    pub status: PodStatus,
+    pub reason: Option<String>,
+    pub node: Option<String>,
+    pub ip: Option<String>,
+    pub pool: Option<String>,
+    pub block: Option<String>,
+    pub allocation_failure: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeFacts {
+    pub rack: String,
+    pub zone: String,
+    pub blocks: usize,
+    pub borrowed: usize,
+    pub rib_routes: Option<usize>,
+    pub fib_routes: usize,
+    /// A pod on the node was refused an address because the node holds its block limit.
+    pub block_limit_reached: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolFacts {
+    pub blocks: u32,
+    pub allocated: u64,
+    pub capacity: u128,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionFacts {
+    pub session_type: &'static str,
+    pub state: &'static str,
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BgpFacts {
+    /// By (a, b) as the report names the two ends.
+    pub sessions: BTreeMap<(String, String), SessionFacts>,
+    /// Every prefix learned over BGP, with the number of speakers whose Loc-RIB holds it as a
+    /// learned best route.
+    pub prefixes: BTreeMap<IpNet, u32>,
+    pub updates: u64,
+    pub convergence_us: u64,
+}
+
+/// Pairs that did not deliver for one reason at one place, named.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailureFacts {
+    /// The routing reason, or `policy-denied (ingress, tier default, policy shop/x, rule 0)`.
+    pub reason: String,
+    pub stopped_at: String,
+    pub count: u64,
+    /// The smallest pair: pods as `namespace/name (rack, zone)`.
+    pub example: (String, String),
+}
+
+/// The pairs of one cell (source group → destination group).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CellFacts {
+    pub pairs: u64,
+    pub reachable: u64,
+    pub failures: Vec<FailureFacts>,
+}
+
+impl CellFacts {
+    pub fn unreachable(&self) -> u64 {
+        self.pairs - self.reachable
+    }
+}
+
+/// What the per-packet comparison needs when policy is enforced.
+pub struct PolicyProbe {
+    pub dataplane: Arc<Dataplane>,
+    pub inputs: Arc<PolicyInputs>,
+    /// The pods of each group that have an address.
+    pub members: BTreeMap<String, Vec<PodKey>>,
+}
+
+impl PolicyProbe {
+    /// Pairs of `from` → `to` delivered for `packet`.
+    pub fn delivered(&self, from: &str, to: &str, packet: crate::policy::eval::Packet) -> u64 {
+        let empty = Vec::new();
+        let f = self.members.get(from).unwrap_or(&empty);
+        let t = self.members.get(to).unwrap_or(&empty);
+        pairs_between(&self.dataplane, Some(&self.inputs), f, t, Some(packet)).reachable
+    }
+}
+
+pub struct Digest {
+    pub scenario: String,
+    pub seed: u64,
+    pub end_us: u64,
+    /// By `namespace/name`.
+    pub pods: BTreeMap<String, PodFacts>,
+    pub nodes: BTreeMap<String, NodeFacts>,
+    pub pools: BTreeMap<String, PoolFacts>,
+    pub bgp: Option<BgpFacts>,
+    pub grouping: Grouping,
+    /// By (source group, destination group); groups with no addressed pod have no cell.
+    pub cells: BTreeMap<(String, String), CellFacts>,
+    pub pairs: u64,
+    pub reachable: u64,
+    pub expectations: BTreeMap<String, ExpectationResult>,
+    pub policy: Option<PolicyProbe>,
+}
+
+/// Calico's error when a node holds `maxBlocksPerHost` blocks (REFERENCE §1).
+const BLOCK_LIMIT: &str = "blocks reached for this node";
+
+impl Digest {
+    pub fn new(
+        scenario: &Scenario,
+        outcome: &Outcome,
+        results: Vec<ExpectationResult>,
+        grouping: Grouping,
+    ) -> Digest {
+        let last = &outcome.last;
+        let pods: BTreeMap<String, PodFacts> = last
+            .pods
+            .iter()
+            .map(|p| {
+                (
+                    format!("{}/{}", p.namespace, p.name),
+                    PodFacts {
+                        workload: p.workload.clone(),
+                        status: p.status,
+                        reason: p.reason.clone(),
+                        node: p.node.clone(),
+                        ip: p.ip.clone(),
+                        pool: p.pool.clone(),
+                        block: p.block.clone(),
+                        allocation_failure: p.ipam_failure,
+                    },
+                )
+            })
+            .collect();
+        let mut nodes: BTreeMap<String, NodeFacts> = last
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.name.clone(),
+                    NodeFacts {
+                        rack: n.rack.clone(),
+                        zone: n.zone.clone(),
+                        blocks: n.blocks.len(),
+                        borrowed: n.borrowed_ips,
+                        rib_routes: n.rib_routes,
+                        fib_routes: n.fib_routes,
+                        block_limit_reached: false,
+                    },
+                )
+            })
+            .collect();
+        for p in &last.pods {
+            let limited = p.reason.as_deref().is_some_and(|r| r.contains(BLOCK_LIMIT));
+            if let (true, Some(node)) = (limited, &p.node)
+                && let Some(n) = nodes.get_mut(node)
+            {
+                n.block_limit_reached = true;
+            }
+        }
+        let pools = last
+            .pools
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    PoolFacts {
+                        blocks: p.blocks,
+                        allocated: p.allocated,
+                        capacity: p.capacity,
+                    },
+                )
+            })
+            .collect();
+        let bgp = last.bgp.as_ref().map(|b| BgpFacts {
+            sessions: b
+                .sessions
+                .iter()
+                .map(|s| {
+                    (
+                        (s.a.clone(), s.b.clone()),
+                        SessionFacts {
+                            session_type: s.session_type,
+                            state: s.state,
+                            reason: s.reason.clone(),
+                        },
+                    )
+                })
+                .collect(),
+            prefixes: learned_prefixes(outcome),
+            updates: b.updates,
+            convergence_us: b.converged_within_us,
+        });
+        let (cells, policy) = reachability_cells(last, &nodes, grouping);
+        // The cells partition the pods with an address: their sums are the run's.
+        let pairs = cells.values().map(|c| c.pairs).sum();
+        let reachable = cells.values().map(|c| c.reachable).sum();
+        Digest {
+            scenario: scenario.name.clone(),
+            seed: scenario.seed,
+            end_us: outcome.end.as_micros(),
+            pods,
+            nodes,
+            pools,
+            bgp,
+            grouping,
+            cells,
+            pairs,
+            reachable,
+            expectations: results.into_iter().map(|r| (r.name.clone(), r)).collect(),
+            policy,
+        }
+    }
+}
+
+/// Prefix → how many speakers hold it as a learned best route: one pass over every Loc-RIB,
+/// counting by prefix id (ids are shared by all speakers).
+fn learned_prefixes(outcome: &Outcome) -> BTreeMap<IpNet, u32> {
+    let Some(engine) = outcome.world.control.bgp.as_deref() else {
+        return BTreeMap::new();
+    };
+    let mut counts: Vec<Option<(IpNet, u32)>> = Vec::new();
+    for speaker in engine.speakers() {
+        for (id, net, _) in engine.learned_next_hops(speaker.device) {
+            if counts.len() <= id.index() {
+                counts.resize(id.index() + 1, None);
+            }
+            counts[id.index()].get_or_insert((net, 0)).1 += 1;
+        }
+    }
+    counts.into_iter().flatten().collect()
+}
+
+/// Reachability per cell of `grouping`, and the probe for per-packet questions when policy
+/// is enforced.
+fn reachability_cells(
+    last: &Snapshot,
+    nodes: &BTreeMap<String, NodeFacts>,
+    grouping: Grouping,
+) -> (BTreeMap<(String, String), CellFacts>, Option<PolicyProbe>) {
+    let mut members: BTreeMap<String, Vec<PodKey>> = BTreeMap::new();
+    let mut names: BTreeMap<PodKey, String> = BTreeMap::new();
+    for p in &last.pods {
+        if last.dataplane.pod(p.key).is_none() {
+            continue;
+        }
+        members
+            .entry(grouping.group_of(&p.namespace, &p.workload))
+            .or_default()
+            .push(p.key);
+        let place = p
+            .node
+            .as_ref()
+            .and_then(|n| nodes.get(n))
+            .map(|n| format!(" ({}, {})", n.rack, n.zone))
+            .unwrap_or_default();
+        names.insert(p.key, format!("{}/{}{place}", p.namespace, p.name));
+    }
+    let name = |k: PodKey| names.get(&k).cloned().unwrap_or_else(|| "?".to_string());
+    let device = |d: crate::model::topology::DeviceId| {
+        last.devices.get(d.index()).cloned().unwrap_or_default()
+    };
+    let mut cells = BTreeMap::new();
+    for (from, f) in &members {
+        for (to, t) in &members {
+            let pairs: Pairs = pairs_between(&last.dataplane, last.policy.as_deref(), f, t, None);
+            if pairs.pairs == 0 {
+                continue;
+            }
+            let failures = pairs
+                .groups
+                .iter()
+                .map(|g: &PairGroup| FailureFacts {
+                    reason: match &g.denial {
+                        Some(d) => {
+                            let by = [
+                                Some(d.side.as_str().to_string()),
+                                d.by.tier().map(|t| format!("tier {t}")),
+                                d.by.policy().map(|p| format!("policy {p}")),
+                                Some(format!("rule {}", d.by.rule_text())),
+                            ];
+                            let by: Vec<String> = by.into_iter().flatten().collect();
+                            format!("policy-denied ({})", by.join(", "))
+                        }
+                        None => g.reason.to_string(),
+                    },
+                    stopped_at: device(g.stopped_at),
+                    count: g.count,
+                    example: (name(g.example.0), name(g.example.1)),
+                })
+                .collect();
+            cells.insert(
+                (from.clone(), to.clone()),
+                CellFacts {
+                    pairs: pairs.pairs,
+                    reachable: pairs.reachable,
+                    failures,
+                },
+            );
+        }
+    }
+    let policy = last.policy.as_ref().map(|inputs| PolicyProbe {
+        dataplane: Arc::clone(&last.dataplane),
+        inputs: Arc::clone(inputs),
+        members,
+    });
+    (cells, policy)
+}
