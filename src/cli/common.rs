@@ -60,7 +60,7 @@ pub fn load_and_run(
             eprintln!("{line}");
         }
     }
-    run_loaded(scenario, path, bgp_log)
+    run_loaded(scenario, path, events)
 }
 
 /// Runs a loaded scenario (refused with exit 2 when it cannot fit this machine) and
@@ -68,7 +68,7 @@ pub fn load_and_run(
 pub fn run_loaded(
     scenario: Scenario,
     path: Option<&Path>,
-    bgp_log: LogOptions,
+    events: impl FnOnce(&Scenario) -> Result<EventLog, i32>,
 ) -> Result<Ran, i32> {
     refuse_if_too_large(&scenario, path)?;
     let log = events(&scenario)?;

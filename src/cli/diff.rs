@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use super::common::run_loaded;
 use super::{DiffArgs, DiffFormat, exit};
-use crate::bgp::LogOptions;
 use crate::diff::{self, Digest, FailOn, Grouping, render};
 use crate::scenario::{self, Scenario};
+use crate::sim::events::EventLog;
 
 pub fn run(args: &DiffArgs) -> i32 {
     let (base, new) = match load_sides(args) {
@@ -63,11 +63,7 @@ pub fn run(args: &DiffArgs) -> i32 {
 /// Runs one side and keeps its digest; the world is freed before the other side runs (the
 /// last one is left to the process exit, as `check` does).
 fn digest(s: Scenario, path: &Path, grouping: Grouping, last: bool) -> Result<Digest, i32> {
-    let quiet_bgp = LogOptions {
-        updates: false,
-        routes: false,
-    };
-    let ran = run_loaded(s, Some(path), quiet_bgp)?;
+    let ran = run_loaded(s, Some(path), |_| Ok(EventLog::discard()))?;
     let digest = Digest::new(&ran.scenario, &ran.outcome, ran.results, grouping);
     if last {
         std::mem::forget(ran.outcome);
