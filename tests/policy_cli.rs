@@ -174,3 +174,47 @@ fn policy_lists_applying_policies_in_order_and_peer_rules() {
     assert_eq!(podnet(&["policy", ROLLOUT, "--pod", "db-0"]).0, 2);
     assert_eq!(podnet(&["policy", ROLLOUT, "--pod", "shop/nobody"]).0, 2);
 }
+
+/// `path` runs policy as `trace` does (SPEC §2.6: `path` takes `port` and `protocol`): the
+/// probe's packet through the sender's egress, routing and the receiver's ingress.
+/// policy-cross-zone's derivation: ledger admits TCP 8443 from role=auditor only, after IPIP
+/// across the fabric; payments is not an auditor; without a port the packet is an ICMP echo
+/// request, which the policy's ports do not admit.
+#[test]
+fn a_path_expectation_runs_policy_for_its_probe() {
+    let dir = std::env::temp_dir().join(format!("podnet-path-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let base = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/policy-cross-zone.yaml"),
+    )
+    .expect("scenario");
+    let head = base.split("\nexpect:\n").next().expect("expect list");
+    let file = dir.join("path.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "{head}\nexpect:\n\
+             - {{path: {{from: payments/audit, to: ledger/ledger, port: 8443, encapsulation: ipip}}}}\n\
+             - {{path: {{from: payments/payments, to: ledger/ledger, port: 8443}}}}\n\
+             - {{path: {{from: payments/audit, to: ledger/ledger}}}}\n\
+             - {{path: {{from: ledger/ledger, to: payments/payments, protocol: UDP, port: 53}}}}\n"
+        ),
+    )
+    .expect("write scenario");
+    let (code, out, err) = podnet(&["check", file.to_str().expect("utf-8 path")]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 1, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("PASS path"), "{out}");
+    assert!(
+        lines[1].starts_with("FAIL path")
+            && lines[1].contains("policy-denied (ingress of ledger/ledger"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("FAIL path") && lines[2].contains("policy-denied (ingress"),
+        "{out}"
+    );
+    // ledger's egress is not policed: UDP 53 to payments is delivered.
+    assert!(lines[3].starts_with("PASS path"), "{out}");
+}

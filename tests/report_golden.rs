@@ -189,6 +189,8 @@ fn empty_report() -> Report {
         pods: Vec::new(),
         bgp: None,
         unreachable: Vec::new(),
+        policy: None,
+        connectivity: None,
         expectations: Vec::new(),
         warnings: Vec::new(),
     }

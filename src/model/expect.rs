@@ -261,6 +261,8 @@ pub enum Check {
         to: String,
         via: Option<Vec<String>>,
         encapsulation: Option<Encapsulation>,
+        /// The packet traced: an ICMP echo request when `None` (as `trace` sends).
+        probe: Option<Probe>,
     },
     Bgp {
         sessions_established: Option<Count>,
@@ -308,7 +310,12 @@ impl Check {
                 None => format!("{from} -> {to}"),
             },
             Check::Policy { pod, .. } => pod.clone(),
-            Check::Path { from, to, .. } => format!("{from} -> {to}"),
+            Check::Path {
+                from, to, probe, ..
+            } => match probe {
+                Some(p) => format!("{from} -> {to} {p}"),
+                None => format!("{from} -> {to}"),
+            },
             Check::Bgp { .. } => "sessions".to_string(),
             Check::AllocationFailures(c) => c.to_string(),
         }

@@ -405,6 +405,15 @@ impl<'a> Engine<'a> {
         self.set
     }
 
+    /// The non-staged policies in evaluation order, as (tier, qualified name, policy).
+    pub fn planned(&self) -> impl Iterator<Item = (&str, &str, &'a Policy)> + '_ {
+        self.tiers.iter().flat_map(|t| {
+            t.policies
+                .iter()
+                .map(move |p| (t.tier.name.as_str(), p.name.as_str(), p.policy))
+        })
+    }
+
     fn with_namespace_labels<T>(&self, ns: &str, f: impl FnOnce(&Labels) -> T) -> T {
         match self.namespace_labels.get(ns) {
             Some(l) => f(l),
@@ -598,6 +607,33 @@ impl<'a> Engine<'a> {
         };
         explain.step(|| Step::Decided(outcome.clone()));
         outcome
+    }
+
+    /// Whether rule `index` of `policy` in direction `d` would match a new connection at
+    /// `at` with `peer` if evaluation reached it (a rule HNS cannot express never matches on
+    /// Windows). Says nothing about whether the policy selects `at`.
+    pub fn rule_would_match(
+        &self,
+        policy: &Policy,
+        d: Direction,
+        index: usize,
+        at: &Endpoint,
+        peer: Party<'_>,
+        packet: &Packet,
+    ) -> bool {
+        let Some(rule) = policy.rules(d).get(index) else {
+            return false;
+        };
+        if at.windows && windows_unsupported(rule).is_some() {
+            return false;
+        }
+        let me = Party::endpoint(at);
+        let (src, dst) = match d {
+            Direction::Ingress => (peer, me),
+            Direction::Egress => (me, peer),
+        };
+        self.rule_matches(rule, policy.namespace.as_deref(), src, dst, packet)
+            .is_ok()
     }
 
     /// Whether every criterion of `rule` (in a policy of `policy_ns`) matches.
@@ -798,6 +834,35 @@ pub fn packet_classes<'e>(
     set: &PolicySet,
     endpoints: impl IntoIterator<Item = &'e Endpoint>,
 ) -> Vec<Packet> {
+    packet_class_extents(set, endpoints)
+        .into_iter()
+        .map(|c| c.packet)
+        .collect()
+}
+
+/// Which packets a packet class stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extent {
+    /// Destination ports `first..=last` of the representative's protocol.
+    Ports { first: u16, last: u16 },
+    /// One ICMP type: one code, or (`None`) every code no other class of the type names.
+    IcmpType { icmp_type: u8, code: Option<u8> },
+    /// Every ICMP type no other class names.
+    IcmpOtherTypes,
+}
+
+/// A packet class: its representative and the packets it stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketClass {
+    pub packet: Packet,
+    pub extent: Extent,
+}
+
+/// [`packet_classes`] with what each representative stands for, in the same order.
+pub fn packet_class_extents<'e>(
+    set: &PolicySet,
+    endpoints: impl IntoIterator<Item = &'e Endpoint>,
+) -> Vec<PacketClass> {
     use std::collections::BTreeSet;
     let protocols = [Protocol::TCP, Protocol::UDP, Protocol::SCTP];
     let mut starts: Vec<BTreeSet<u16>> = vec![BTreeSet::from([1]); protocols.len()];
@@ -833,7 +898,17 @@ pub fn packet_classes<'e>(
     }
     let mut out = Vec::new();
     for (i, p) in protocols.iter().enumerate() {
-        out.extend(starts[i].iter().map(|port| Packet::with_port(*p, *port)));
+        let firsts: Vec<u16> = starts[i].iter().copied().collect();
+        for (j, first) in firsts.iter().enumerate() {
+            let last = firsts.get(j + 1).map_or(u16::MAX, |next| next - 1);
+            out.push(PacketClass {
+                packet: Packet::with_port(*p, *first),
+                extent: Extent::Ports {
+                    first: *first,
+                    last,
+                },
+            });
+        }
     }
     // ICMP: per type named, each code named plus one unnamed; plus one unnamed type.
     let types: BTreeSet<u8> = icmp.iter().map(|(t, _)| *t).collect();
@@ -843,9 +918,21 @@ pub fn packet_classes<'e>(
             .filter(|(x, _)| x == t)
             .filter_map(|(_, c)| *c)
             .collect();
-        out.extend(codes.iter().map(|c| Packet::icmp(*t, *c)));
+        out.extend(codes.iter().map(|c| PacketClass {
+            packet: Packet::icmp(*t, *c),
+            extent: Extent::IcmpType {
+                icmp_type: *t,
+                code: Some(*c),
+            },
+        }));
         if let Some(other) = (0..=u8::MAX).find(|c| !codes.contains(c)) {
-            out.push(Packet::icmp(*t, other));
+            out.push(PacketClass {
+                packet: Packet::icmp(*t, other),
+                extent: Extent::IcmpType {
+                    icmp_type: *t,
+                    code: None,
+                },
+            });
         }
     }
     if let Some(other) = [8u8]
@@ -853,7 +940,10 @@ pub fn packet_classes<'e>(
         .chain(0..=u8::MAX)
         .find(|t| !types.contains(t))
     {
-        out.push(Packet::icmp(other, 0));
+        out.push(PacketClass {
+            packet: Packet::icmp(other, 0),
+            extent: Extent::IcmpOtherTypes,
+        });
     }
     out
 }

@@ -19,6 +19,7 @@
 //! What this module is not: it does not decode YAML (`scenario` does) and it does not decide
 //! whether a packet is allowed (the evaluation engine does).
 
+pub mod audit;
 pub mod eval;
 pub mod model;
 

@@ -11,6 +11,7 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod markup;
+pub mod policy;
 pub mod sections;
 pub mod unreachable;
 
@@ -18,6 +19,7 @@ use serde::Serialize;
 
 use crate::model::topology::DeviceKind;
 use crate::model::workload::PodStatus;
+use crate::policy::audit::{Connection, PolicyAudit};
 use crate::scenario::Scenario;
 use crate::sim::expect::ExpectationResult;
 use crate::sim::snapshot::{NodeRow, PodRow, PoolRow, SessionRow};
@@ -43,6 +45,12 @@ pub struct Report {
     pub bgp: Option<BgpSection>,
     /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
     pub unreachable: Vec<UnreachableGroup>,
+    /// Network policy as a whole (SPEC §7), when any policy is enforced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyAudit>,
+    /// What policy allows between workloads (SPEC §7), when any policy is enforced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connectivity: Option<Vec<Connection>>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
@@ -138,6 +146,14 @@ impl Report {
                 },
             })
             .collect();
+        let audit = last
+            .policy
+            .as_deref()
+            .map(|inputs| crate::sim::policy::audit(&last.pods, inputs));
+        let (policy, connectivity) = match audit {
+            Some(a) => (Some(a.policy), Some(a.connectivity)),
+            None => (None, None),
+        };
         Report {
             podnet: env!("CARGO_PKG_VERSION"),
             scenario: scenario.name.clone(),
@@ -185,6 +201,8 @@ impl Report {
                 sessions: b.sessions.clone(),
             }),
             unreachable,
+            policy,
+            connectivity,
             expectations,
             warnings,
         }

@@ -119,6 +119,7 @@ pub fn title(report: &Report) -> String {
 pub fn sections(report: &Report, unreachable: Option<&[UnreachableGroup]>) -> Vec<Section> {
     let mut out = vec![summary(report), pools(report), nodes(report), pods(report)];
     out.extend(unreachable::section(unreachable));
+    out.extend(super::policy::section(report));
     out.push(expectations(report));
     out.push(Section {
         title: "Charts",

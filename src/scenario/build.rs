@@ -1675,7 +1675,16 @@ impl Builder<'_> {
                 let to = self.require(&p.to, p.pos, "to")?;
                 pod_set(self, "from", from);
                 pod_set(self, "to", to);
-                let probe = probe_of(self, p);
+                let probe = probe_of(
+                    self,
+                    ProbeFields {
+                        pos: p.pos,
+                        port: &p.port,
+                        protocol: &p.protocol,
+                        icmp_type: &p.icmp_type,
+                        icmp_code: &p.icmp_code,
+                    },
+                );
                 if kind != "unreachable"
                     && let Some(r) = &p.reason
                 {
@@ -1740,6 +1749,16 @@ impl Builder<'_> {
                         .as_ref()
                         .map(|v| v.value.iter().map(|h| h.value.clone()).collect()),
                     encapsulation: val(&p.encapsulation),
+                    probe: probe_of(
+                        self,
+                        ProbeFields {
+                            pos: p.pos,
+                            port: &p.port,
+                            protocol: &p.protocol,
+                            icmp_type: &p.icmp_type,
+                            icmp_code: &p.icmp_code,
+                        },
+                    ),
                 }
             }
             "bgp" => {
@@ -1755,17 +1774,26 @@ impl Builder<'_> {
     }
 }
 
-/// The probe of a `reachable`/`unreachable`/`isolated` expectation: `None` when it names no
-/// port, protocol or ICMP type (every port and protocol). ICMP takes `icmpType`/`icmpCode`
-/// instead of `port`.
-fn probe_of(b: &mut Builder, p: &super::raw::RawExpectPair) -> Option<crate::model::expect::Probe> {
+/// The probe fields of an expectation (`reachable`, `unreachable`, `isolated`, `path`).
+struct ProbeFields<'a> {
+    pos: Pos,
+    port: &'a Option<Loc<crate::model::expect::PortRef>>,
+    protocol: &'a Option<Loc<crate::model::expect::ProbeProtocol>>,
+    icmp_type: &'a Option<Loc<u8>>,
+    icmp_code: &'a Option<Loc<u8>>,
+}
+
+/// The probe of an expectation: `None` when it names no port, protocol or ICMP type (every
+/// port and protocol for `reachable`/`unreachable`/`isolated`, an ICMP echo request for
+/// `path`). ICMP takes `icmpType`/`icmpCode` instead of `port`.
+fn probe_of(b: &mut Builder, p: ProbeFields<'_>) -> Option<crate::model::expect::Probe> {
     use crate::model::expect::{Probe, ProbeProtocol};
     if p.port.is_none() && p.protocol.is_none() && p.icmp_type.is_none() && p.icmp_code.is_none() {
         return None;
     }
-    let protocol = val(&p.protocol).unwrap_or(ProbeProtocol::Tcp);
+    let protocol = val(p.protocol).unwrap_or(ProbeProtocol::Tcp);
     if protocol == ProbeProtocol::Icmp {
-        if let Some(port) = &p.port {
+        if let Some(port) = p.port {
             b.cx.at_key("port", |cx| {
                 cx.error(
                     port.pos,
@@ -1774,7 +1802,7 @@ fn probe_of(b: &mut Builder, p: &super::raw::RawExpectPair) -> Option<crate::mod
             });
         }
     } else {
-        for (key, field) in [("icmpType", &p.icmp_type), ("icmpCode", &p.icmp_code)] {
+        for (key, field) in [("icmpType", p.icmp_type), ("icmpCode", p.icmp_code)] {
             if let Some(f) = field {
                 b.cx.at_key(key, |cx| {
                     cx.error(f.pos, format!("`{key}` needs `protocol: ICMP`"))
@@ -1789,9 +1817,9 @@ fn probe_of(b: &mut Builder, p: &super::raw::RawExpectPair) -> Option<crate::mod
     }
     Some(Probe {
         protocol,
-        port: val(&p.port),
-        icmp_type: val(&p.icmp_type),
-        icmp_code: val(&p.icmp_code),
+        port: val(p.port),
+        icmp_type: val(p.icmp_type),
+        icmp_code: val(p.icmp_code),
     })
 }
 

@@ -536,6 +536,10 @@ raw_struct! {
         to: String = "to",
         via: Vec<Loc<String>> = "via",
         encapsulation: Encapsulation = "encapsulation",
+        port: PortRef = "port",
+        protocol: ProbeProtocol = "protocol",
+        icmp_type: u8 = "icmpType",
+        icmp_code: u8 = "icmpCode",
     }
 }
 

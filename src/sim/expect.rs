@@ -13,7 +13,9 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 use super::snapshot::{BgpState, PodRow, Snapshot};
-use crate::forwarding::connect::{ConnectionVerdict, Policing, PolicyInputs, packet_for};
+use crate::forwarding::connect::{
+    ConnectionVerdict, Policing, PolicyInputs, connect, packet_for, verdict_text,
+};
 use crate::forwarding::policy_reach::{BlockedGroup, PolicyReach, policy_reachability};
 use crate::forwarding::{Action, Dataplane, PodKey, Source, Verdict, reachability, trace};
 use crate::model::TextEnum;
@@ -463,35 +465,79 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             to,
             via,
             encapsulation,
+            probe,
         } => {
             let dp = &snap.dataplane;
             let source = find_pod(snap, from).ok_or_else(|| format!("no pod `{from}`"))?;
             let target = find_pod(snap, to).ok_or_else(|| format!("no pod `{to}`"))?;
+            let what = match probe {
+                Some(p) => format!("a path {from} -> {to} on {p}"),
+                None => format!("a path {from} -> {to}"),
+            };
             let (Some(_), Some(ip)) = (
                 &source.ip,
                 target.ip.as_deref().and_then(|i| i.parse::<IpAddr>().ok()),
             ) else {
-                return Ok((
-                    false,
-                    format!("a path {from} -> {to}"),
-                    "one of the pods has no address".to_string(),
-                ));
+                return Ok((false, what, "one of the pods has no address".to_string()));
             };
-            let Some(t) = trace(dp, Source::Pod(source.key), ip) else {
-                return Ok((
-                    false,
-                    format!("a path {from} -> {to}"),
-                    "the source is not in the dataplane".to_string(),
-                ));
+            let device_name =
+                |d: DeviceId| snap.devices.get(d.index()).cloned().unwrap_or_default();
+            // With policy, the connection as `trace` makes it (egress, routing, ingress) for
+            // the probe's packet, an ICMP echo request without one; else routing alone.
+            let (t, verdict) = match snap.policy.as_deref() {
+                Some(inputs) => {
+                    let pol = Policing::new(inputs);
+                    let packet = match probe {
+                        Some(p) => match packet_for(p, pol.endpoint(target.key)) {
+                            Ok(packet) => packet,
+                            Err(why) => return Ok((false, what, why)),
+                        },
+                        None => Packet::icmp(8, 0),
+                    };
+                    let Some(c) =
+                        connect(dp, Some(&pol), Source::Pod(source.key), ip, &packet, false)
+                    else {
+                        return Ok((
+                            false,
+                            what,
+                            "the source is not in the dataplane".to_string(),
+                        ));
+                    };
+                    let verdict = verdict_text(&c, &device_name);
+                    (c.trace, (c.verdict.delivered(), verdict))
+                }
+                None => {
+                    let Some(t) = trace(dp, Source::Pod(source.key), ip) else {
+                        return Ok((
+                            false,
+                            what,
+                            "the source is not in the dataplane".to_string(),
+                        ));
+                    };
+                    let verdict = match t.verdict {
+                        Verdict::Delivered => "delivered".to_string(),
+                        Verdict::Dropped { reason, at } => {
+                            format!("{reason} at {}", device_name(at))
+                        }
+                    };
+                    let delivered = t.delivered();
+                    (Some(t), (delivered, verdict))
+                }
             };
-            let hops: Vec<String> = t
-                .path()
-                .iter()
-                .map(|d| snap.devices.get(d.index()).cloned().unwrap_or_default())
-                .collect();
-            let encap = t.encapsulation().map_or("none", |e| e.as_str());
-            let mut holds = t.delivered();
-            let mut expected = vec![format!("{from} -> {to} delivered")];
+            // Denied at the sender's egress: the packet never left its node.
+            let hops: Vec<String> = match &t {
+                Some(t) => t.path().iter().map(|d| device_name(*d)).collect(),
+                None => source.node.iter().cloned().collect(),
+            };
+            let encap = t
+                .as_ref()
+                .and_then(|t| t.encapsulation())
+                .map_or("none", |e| e.as_str());
+            let (mut holds, verdict) = verdict;
+            let mut expected = vec![match probe {
+                Some(p) => format!("{from} -> {to} on {p} delivered"),
+                None => format!("{from} -> {to} delivered"),
+            }];
             if let Some(via) = via {
                 holds &= &hops == via;
                 expected.push(format!("via [{}]", via.join(", ")));
@@ -500,15 +546,6 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 holds &= e.as_str() == encap;
                 expected.push(format!("encapsulation {e}"));
             }
-            let verdict = match t.verdict {
-                Verdict::Delivered => "delivered".to_string(),
-                Verdict::Dropped { reason, at } => {
-                    format!(
-                        "{reason} at {}",
-                        snap.devices.get(at.index()).map_or("?", String::as_str)
-                    )
-                }
-            };
             return Ok((
                 holds,
                 expected.join(", "),

@@ -16,7 +16,8 @@ use crate::model::network::{Network, PolicyMode};
 use crate::model::topology::DeviceId;
 use crate::model::topology::Os;
 use crate::model::workload::{PortProtocol, Workload};
-use crate::policy::eval::{Endpoint, NamedPort, Packet};
+use crate::policy::audit::{Audit, Member, audit as audit_members};
+use crate::policy::eval::{Endpoint, Engine, NamedPort, Packet};
 use crate::policy::model::{Protocol, endpoint_labels};
 
 /// The service account a pod runs as when its workload names none (Kubernetes' default).
@@ -164,4 +165,23 @@ pub fn pairs_between(
             })
             .collect(),
     }
+}
+
+/// The policy audit of a snapshot's pods (SPEC §7 report.json `policy` and `connectivity`),
+/// pods grouped by `namespace/workload`.
+pub fn audit(pods: &[super::snapshot::PodRow], inputs: &PolicyInputs) -> Audit {
+    let groups: Vec<(String, &Endpoint)> = pods
+        .iter()
+        .filter_map(|p| {
+            let e = inputs.endpoints.get(&p.key)?;
+            Some((format!("{}/{}", p.namespace, p.workload), e))
+        })
+        .collect();
+    let members: Vec<Member<'_>> = groups
+        .iter()
+        .map(|(group, endpoint)| Member { group, endpoint })
+        .collect();
+    let mut engine = Engine::new(&inputs.set);
+    engine.know_endpoints(inputs.endpoints.values());
+    audit_members(&engine, &members)
 }

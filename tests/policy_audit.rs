@@ -1,0 +1,161 @@
+//! report.json `policy` and `connectivity` (SPEC §7) on `scenarios/policy-audit.yaml`: the
+//! expected values are the derivation in that scenario's header comment, not podnet's output.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+/// report.json of the scenario, written to a folder of the test's own (`label`).
+fn report(label: &str) -> Value {
+    let out_dir = std::env::temp_dir().join(format!(
+        "podnet-policy-audit-{label}-{}",
+        std::process::id()
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "scenarios/policy-audit.yaml", "--quiet", "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("run podnet");
+    let json = std::fs::read(out_dir.join("report.json"));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&json.expect("report.json")).expect("report.json is JSON")
+}
+
+/// (policy, direction, rule index) → (actedPairs, matchingPairs, status)
+fn rule(policy: &Value, direction: &str, index: u64) -> (u64, u64, String) {
+    let r = policy["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .find(|r| r["direction"] == direction && r["index"] == index)
+        .unwrap_or_else(|| panic!("{direction} rule {index} in {policy}"));
+    (
+        r["actedPairs"].as_u64().expect("actedPairs"),
+        r["matchingPairs"].as_u64().expect("matchingPairs"),
+        r["status"].as_str().expect("status").to_string(),
+    )
+}
+
+#[test]
+fn policies_rules_and_unselected_pods_are_audited() {
+    let r = report("policy");
+    let p = &r["policy"];
+    let names: Vec<&str> = p["policies"]
+        .as_array()
+        .expect("policies")
+        .iter()
+        .map(|x| x["name"].as_str().expect("name"))
+        .collect();
+    // Order 100 before the Kubernetes policies' 1000, which tie-break by name.
+    assert_eq!(
+        names,
+        [
+            "shop/web-egress",
+            "shop/knp.default.db-allow",
+            "shop/knp.default.unused"
+        ]
+    );
+    let (web, db, unused) = (&p["policies"][0], &p["policies"][1], &p["policies"][2]);
+    assert_eq!(web["selectedPods"], 2);
+    assert_eq!(db["selectedPods"], 1);
+    assert_eq!(unused["selectedPods"], 0);
+    // web-egress rule 0 acts for the 6 pairs whose sender is web; rule 1 would match the
+    // same 6 on TCP 5432 but never acts.
+    assert_eq!(rule(web, "egress", 0), (6, 6, "acts".into()));
+    assert_eq!(rule(web, "egress", 1), (0, 6, "shadowed".into()));
+    // db-allow rule 0 acts for web → db; rule 1's ipBlock holds no pod.
+    assert_eq!(rule(db, "ingress", 0), (2, 2, "acts".into()));
+    assert_eq!(rule(db, "ingress", 1), (0, 0, "unmatched".into()));
+    assert_eq!(p["unusedPolicies"], json!(["shop/knp.default.unused"]));
+    assert_eq!(
+        p["shadowedRules"],
+        json!([{"tier": "default", "policy": "shop/web-egress", "direction": "egress", "index": 1}])
+    );
+    assert_eq!(
+        p["unmatchedRules"],
+        json!([{"tier": "default", "policy": "shop/knp.default.db-allow", "direction": "ingress", "index": 1}])
+    );
+    assert_eq!(
+        p["unselected"],
+        json!([
+            {"workload": "shop/db", "pods": 1, "noIngressPolicy": 0, "noEgressPolicy": 1},
+            {"workload": "shop/web", "pods": 2, "noIngressPolicy": 2, "noEgressPolicy": 0},
+            {"workload": "tools/debug", "pods": 1, "noIngressPolicy": 1, "noEgressPolicy": 1},
+        ])
+    );
+    let db0 = p["pods"]
+        .as_array()
+        .expect("pods")
+        .iter()
+        .find(|x| x["pod"] == "shop/db-0")
+        .expect("shop/db-0");
+    assert_eq!(db0["ingress"], json!(["shop/knp.default.db-allow"]));
+    assert_eq!(db0["egress"], json!([]));
+}
+
+#[test]
+fn the_connectivity_table_lists_what_policy_allows_between_workloads() {
+    let r = report("connectivity");
+    let rows: Vec<(String, String, u64, String)> = r["connectivity"]
+        .as_array()
+        .expect("connectivity")
+        .iter()
+        .map(|c| {
+            (
+                c["from"].as_str().expect("from").to_string(),
+                c["to"].as_str().expect("to").to_string(),
+                c["pairs"].as_u64().expect("pairs"),
+                c["allowed"].as_str().expect("allowed").to_string(),
+            )
+        })
+        .collect();
+    let row = |f: &str, t: &str, n: u64, a: &str| (f.to_string(), t.to_string(), n, a.to_string());
+    assert_eq!(
+        rows,
+        [
+            row("shop/db", "shop/web", 2, "all"),
+            row("shop/db", "tools/debug", 1, "all"),
+            row("shop/web", "shop/db", 2, "TCP 5432"),
+            row("shop/web", "shop/web", 2, "all"),
+            row("shop/web", "tools/debug", 2, "all"),
+            row("tools/debug", "shop/db", 1, "none"),
+            row("tools/debug", "shop/web", 2, "all"),
+        ]
+    );
+    // Every ordered pair of the 4 pods appears once: 4 × 3.
+    assert_eq!(rows.iter().map(|r| r.2).sum::<u64>(), 12);
+}
+
+#[test]
+fn the_report_has_a_policy_section() {
+    let out_dir = std::env::temp_dir().join(format!("podnet-policy-md-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["run", "scenarios/policy-audit.yaml", "--quiet", "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("run podnet");
+    assert_eq!(out.status.code(), Some(0));
+    let md = std::fs::read_to_string(out_dir.join("report.md")).expect("report.md");
+    let html = std::fs::read_to_string(out_dir.join("report.html")).expect("report.html");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    for needle in [
+        "## Network policy",
+        "tier default: shop/web-egress egress rule 1 is shadowed: it never acts",
+        "shop/knp.default.unused selects no pod",
+        "| shop/web | shop/db | 2 | TCP 5432 |",
+    ] {
+        assert!(md.contains(needle), "report.md lacks {needle:?}:\n{md}");
+    }
+    assert!(
+        html.contains("id=\"policy\""),
+        "report.html has no policy section"
+    );
+}
