@@ -19,6 +19,8 @@ mod routes;
 mod run;
 mod schema;
 mod sweep;
+mod sweep_job;
+mod sweep_shard;
 mod trace;
 mod validate;
 
@@ -89,7 +91,11 @@ pub enum Command {
     Export(ExportArgs),
     /// Run the cross product of field variants in parallel; one row of metrics per variant.
     #[command(
-        after_help = "Example:\n  podnet sweep scenarios/block-limit.yaml \\\n    --set resources[0].spec.blockSize=26,27,28 --set workloads[0].replicas=30,40"
+        after_help = "Examples:\n  podnet sweep scenarios/block-limit.yaml \\\n    --set resources[0].spec.blockSize=26,27,28 --set workloads[0].replicas=30,40\n  \
+                      podnet sweep scenarios/block-limit.yaml --set resources[0].spec.blockSize=26,27,28 --shard 0/2 --out shard-0.json\n  \
+                      podnet sweep merge shard-0.json shard-1.json\n  \
+                      podnet sweep scenarios/block-limit.yaml --set resources[0].spec.blockSize=26,27,28 --emit-job --shards 3 --image ghcr.io/me/podnet:0.1.0",
+        args_conflicts_with_subcommands = true
     )]
     Sweep(SweepArgs),
     /// The policies and profiles that apply to a pod, per direction, in evaluation order, and
@@ -248,16 +254,79 @@ pub enum ExportWhat {
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
     /// The scenario file.
-    pub scenario: PathBuf,
+    pub scenario: Option<PathBuf>,
     /// PATH=V1,V2,... : a scenario field and the values to try (repeatable).
-    #[arg(long, required = true)]
+    #[arg(long)]
     pub set: Vec<String>,
-    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
-    pub format: SweepFormat,
+    #[command(flatten)]
+    pub show: SweepShow,
     /// Variants run at once (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// An expectation (an `expect:` item, in YAML flow style) judged in every variant instead
+    /// of the scenario's own, such as `{pods: {of: all, pending: 0}}` (repeatable). Each
+    /// variant can also have its own list: `--set 'expect=[...],[...]'`.
+    #[arg(long, value_name = "YAML")]
+    pub expect: Vec<String>,
+    /// I/N: run only the variants of shard I of N (0 ≤ I < N; a split balanced by predicted
+    /// cost) and write their rows as JSON for `podnet sweep merge`.
+    #[arg(long, value_name = "I/N", conflicts_with = "emit_job")]
+    pub shard: Option<String>,
+    /// Where a shard writes its rows (default: stdout).
+    #[arg(long, requires = "shard")]
+    pub out: Option<PathBuf>,
+    /// Print a Kubernetes manifest (a ConfigMap with the scenario and an Indexed batch/v1
+    /// Job, one completion per shard) instead of running; apply it with `kubectl apply -f`.
+    #[arg(long)]
+    pub emit_job: bool,
+    /// Shards of the emitted Job (`completions`; default: one per variant, at most 10).
+    #[arg(long, requires = "emit_job")]
+    pub shards: Option<u32>,
+    /// Shards running at once (`parallelism`; default: all).
+    #[arg(long, requires = "emit_job")]
+    pub parallelism: Option<u32>,
+    /// The container image with podnet on its PATH.
+    /// The container image with podnet on its PATH (default: podnet:VERSION).
+    #[arg(long, requires = "emit_job")]
+    pub image: Option<String>,
+    /// A PersistentVolumeClaim to write `shard-I.json` files to (default: each shard's rows
+    /// on stdout, read with `kubectl logs`).
+    #[arg(long, requires = "emit_job")]
+    pub results_claim: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SweepCommand {
+    /// Combine the files of every shard into the table, chart and exit code of the whole sweep.
+    Merge(SweepMergeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SweepMergeArgs {
+    /// The shard files, in any order.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub show: SweepShow,
+}
+
+/// How a sweep (or a merge of its shards) shows its rows.
+#[derive(Debug, clap::Args)]
+pub struct SweepShow {
+    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
+    pub format: SweepFormat,
+    /// The full table: every metric and every failed expectation.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Where to write the trade-off chart (default: output/<scenario file stem>/sweep.svg).
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+    /// Write no chart.
+    #[arg(long, conflicts_with = "chart")]
+    pub no_chart: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

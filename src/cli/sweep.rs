@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{SweepArgs, SweepFormat, exit};
+use super::{SweepArgs, SweepCommand, SweepFormat, SweepShow, exit, sweep_job, sweep_shard};
 use crate::model::workload::PodStatus;
 use crate::scenario;
 use crate::sim::Simulation;
@@ -19,7 +19,7 @@ use crate::sim::events::EventLog;
 use crate::sim::expect::{ExpectationResult, evaluate};
 
 /// One variant's results.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Row {
     /// The values set, in `--set` order.
@@ -41,6 +41,13 @@ pub struct Row {
 }
 
 pub fn sweep(args: &SweepArgs) -> i32 {
+    if let Some(SweepCommand::Merge(merge)) = &args.command {
+        return sweep_shard::merge(merge);
+    }
+    let (Some(scenario), false) = (&args.scenario, args.set.is_empty()) else {
+        eprintln!("podnet sweep needs SCENARIO and at least one --set PATH=V1,V2,...");
+        return exit::INVALID;
+    };
     let axes = match parse_sets(&args.set) {
         Ok(axes) => axes,
         Err(message) => {
@@ -49,6 +56,55 @@ pub fn sweep(args: &SweepArgs) -> i32 {
         }
     };
     let variants = cross_product(&axes);
+    if args.emit_job {
+        return sweep_job::emit(args, scenario, variants.len());
+    }
+    let shard = match args.shard.as_deref().map(sweep_shard::parse).transpose() {
+        Ok(shard) => shard,
+        Err(message) => {
+            eprintln!("--shard: {message}");
+            return exit::INVALID;
+        }
+    };
+    let indices: Vec<usize> = match shard {
+        Some(s) => sweep_shard::assign(scenario, &variants, s.count).swap_remove(s.index),
+        None => (0..variants.len()).collect(),
+    };
+    let common = common_overrides(&args.expect);
+    let rows = match run_rows(scenario, &variants, &indices, &common, args.jobs) {
+        Ok(rows) => rows,
+        Err(code) => return code,
+    };
+    match shard {
+        Some(s) => sweep_shard::write(args, scenario, s, variants.len(), indices, rows),
+        None => report(&rows, &args.show, scenario),
+    }
+}
+
+/// `--chart`, else `output/<file stem>/sweep.svg` beside `podnet run`'s output folders;
+/// `None` with `--no-chart`.
+fn chart_path(show: &SweepShow, scenario: &std::path::Path) -> Option<std::path::PathBuf> {
+    if show.no_chart {
+        return None;
+    }
+    Some(show.chart.clone().unwrap_or_else(|| {
+        let stem = scenario
+            .file_stem()
+            .map_or_else(|| "sweep".into(), |s| s.to_string_lossy().into_owned());
+        std::path::Path::new("output").join(stem).join("sweep.svg")
+    }))
+}
+
+/// Runs the variants at `indices` (in that order) in parallel; invalid variants are printed
+/// on stderr and make it exit 2.
+fn run_rows(
+    scenario: &std::path::Path,
+    variants: &[Vec<(String, String)>],
+    indices: &[usize],
+    common: &[(String, String)],
+    jobs: Option<usize>,
+) -> Result<Vec<Row>, i32> {
+    let variants: Vec<&Vec<(String, String)>> = indices.iter().map(|i| &variants[*i]).collect();
     let progress = std::io::stderr().is_terminal().then(|| {
         let bar = indicatif::ProgressBar::new(variants.len() as u64);
         bar.set_style(
@@ -57,14 +113,14 @@ pub fn sweep(args: &SweepArgs) -> i32 {
         );
         bar
     });
-    let run_one = |variant: &Vec<(String, String)>| {
-        let result = run_variant(&args.scenario, variant);
+    let run_one = |variant: &&Vec<(String, String)>| {
+        let result = run_variant(scenario, variant, common);
         if let Some(bar) = &progress {
             bar.inc(1);
         }
         result
     };
-    let jobs = args.jobs.unwrap_or(0);
+    let jobs = jobs.unwrap_or(0);
     let results: Vec<Result<Row, String>> =
         match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
             Ok(pool) => pool.install(|| variants.par_iter().map(run_one).collect()),
@@ -86,15 +142,31 @@ pub fn sweep(args: &SweepArgs) -> i32 {
         }
     }
     if invalid {
-        return exit::INVALID;
+        return Err(exit::INVALID);
     }
-    match args.format {
-        SweepFormat::Table => out!("{}", table(&rows)),
-        SweepFormat::Csv => out!("{}", csv(&rows)),
-        SweepFormat::Json => outln!(
-            "{}",
-            serde_json::to_string_pretty(&rows).unwrap_or_default()
-        ),
+    Ok(rows)
+}
+
+/// Prints the rows as `show` asks and writes the chart of the sweep of `scenario`; the exit
+/// code of the sweep (SPEC §1).
+pub(super) fn report(rows: &[Row], show: &SweepShow, scenario: &std::path::Path) -> i32 {
+    // The chart first: a closed stdout ends the process at the first line printed.
+    if let Some(path) = chart_path(show, scenario) {
+        let written = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, chart(rows)));
+        if let Err(e) = written {
+            eprintln!("cannot write {}: {e}", path.display());
+            return exit::INVALID;
+        }
+    }
+    match show.format {
+        SweepFormat::Table if show.verbose => out!("{}", table(rows)),
+        SweepFormat::Table => out!("{}", compact_table(rows)),
+        SweepFormat::Csv => out!("{}", csv(rows)),
+        SweepFormat::Json => outln!("{}", serde_json::to_string_pretty(rows).unwrap_or_default()),
     }
     if rows.iter().any(|r| r.expectations_failed > 0) {
         exit::FAILED
@@ -146,7 +218,7 @@ fn split_values(text: &str) -> Vec<String> {
 }
 
 /// Every combination, the first axis varying slowest.
-fn cross_product(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
+pub(super) fn cross_product(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
     let mut variants: Vec<Vec<(String, String)>> = vec![Vec::new()];
     for (path, values) in axes {
         variants = variants
@@ -163,8 +235,21 @@ fn cross_product(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
     variants
 }
 
-fn run_variant(path: &std::path::Path, variant: &[(String, String)]) -> Result<Row, String> {
-    let s = scenario::load_with_overrides(path, variant).map_err(|d| d.to_string())?;
+/// `--expect` items as one override of the scenario's `expect:` list, for every variant.
+pub(super) fn common_overrides(expect: &[String]) -> Vec<(String, String)> {
+    if expect.is_empty() {
+        return Vec::new();
+    }
+    vec![("expect".to_string(), format!("[{}]", expect.join(", ")))]
+}
+
+fn run_variant(
+    path: &std::path::Path,
+    variant: &[(String, String)],
+    common: &[(String, String)],
+) -> Result<Row, String> {
+    let overrides: Vec<(String, String)> = variant.iter().chain(common).cloned().collect();
+    let s = scenario::load_with_overrides(path, &overrides).map_err(|d| d.to_string())?;
     let outcome = Simulation::with_event_log(&s, EventLog::discard()).run();
     let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last);
     let last = &outcome.last;
@@ -232,7 +317,66 @@ fn cells(r: &Row) -> [String; 13] {
     ]
 }
 
+/// The full table (`--verbose`): every metric, then every failed expectation.
 fn table(rows: &[Row]) -> String {
+    let mut out = grid_text(rows, &COLUMNS, |r| cells(r).to_vec());
+    for r in rows.iter().filter(|r| r.expectations_failed > 0) {
+        for e in r.expectations.iter().filter(|e| !e.passed) {
+            out.push_str(&format!(
+                "FAIL [{}] {}: expected {}, got {}\n",
+                label(&r.variant),
+                e.name,
+                e.expected,
+                e.actual
+            ));
+        }
+    }
+    out
+}
+
+const COMPACT_COLUMNS: [&str; 7] = [
+    "pending",
+    "allocFailures",
+    "maxRib",
+    "maxFib",
+    "converged",
+    "delivered",
+    "expectations",
+];
+
+/// The default table: the varied fields and the metrics a layout is judged by, durations as
+/// they are written, and the expectations as a count; a variant failing its expectations is a
+/// finding, listed by `--verbose`.
+fn compact_table(rows: &[Row]) -> String {
+    use crate::report::sections::{count, percent, time};
+    let opt = |v: Option<usize>| v.map_or_else(|| "-".to_string(), count);
+    let mut out = grid_text(rows, &COMPACT_COLUMNS, |r| {
+        vec![
+            count(r.pods_pending),
+            count(r.allocation_failures),
+            opt(r.max_rib_routes),
+            opt(r.max_fib_routes),
+            r.convergence_time_us.map_or_else(|| "-".to_string(), time),
+            percent(u128::from(r.reachable_pairs), u128::from(r.pod_pairs)),
+            format!(
+                "{} of {}",
+                r.expectations_passed,
+                r.expectations_passed + r.expectations_failed
+            ),
+        ]
+    });
+    let failing = rows.iter().filter(|r| r.expectations_failed > 0).count();
+    if failing > 0 {
+        out.push_str(&format!(
+            "{failing} of {} variants fail some expectations (--verbose lists them)\n",
+            rows.len()
+        ));
+    }
+    out
+}
+
+/// Rows under a header of the varied fields and `columns`, aligned, with a rule.
+fn grid_text(rows: &[Row], columns: &[&str], cells: impl Fn(&Row) -> Vec<String>) -> String {
     let paths: Vec<String> = rows
         .first()
         .map(|r| r.variant.iter().map(|(p, _)| p.clone()).collect())
@@ -241,7 +385,7 @@ fn table(rows: &[Row]) -> String {
         paths
             .iter()
             .cloned()
-            .chain(COLUMNS.iter().map(|c| c.to_string()))
+            .chain(columns.iter().map(|c| c.to_string()))
             .collect(),
     ];
     for r in rows {
@@ -276,18 +420,27 @@ fn table(rows: &[Row]) -> String {
             out.push('\n');
         }
     }
-    for r in rows.iter().filter(|r| r.expectations_failed > 0) {
-        for e in r.expectations.iter().filter(|e| !e.passed) {
-            out.push_str(&format!(
-                "FAIL [{}] {}: expected {}, got {}\n",
-                label(&r.variant),
-                e.name,
-                e.expected,
-                e.actual
-            ));
-        }
-    }
     out
+}
+
+/// The trade-off chart of the rows (`report::charts::sweep_tradeoff`).
+fn chart(rows: &[Row]) -> String {
+    use crate::report::charts::{SweepPoint, sweep_tradeoff};
+    let points: Vec<SweepPoint> = rows
+        .iter()
+        .map(|r| SweepPoint {
+            label: r
+                .variant
+                .iter()
+                .map(|(p, v)| format!("{}={v}", p.rsplit('.').next().unwrap_or(p)))
+                .collect::<Vec<_>>()
+                .join(" "),
+            routes: r.max_fib_routes.unwrap_or(0) as u64,
+            pending: r.pods_pending as u64,
+            passed: r.expectations_failed == 0,
+        })
+        .collect();
+    sweep_tradeoff(&points)
 }
 
 fn csv_field(text: &str) -> String {

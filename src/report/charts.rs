@@ -521,6 +521,79 @@ fn histogram(title: &str, value_desc: &str, values: &[u64]) -> String {
     })
 }
 
+/// One variant of a sweep, as [`sweep_tradeoff`] draws it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepPoint {
+    /// The values the variant sets, such as `blockSize=26 maxBlocksPerHost=3`.
+    pub label: String,
+    /// The largest FIB of any node.
+    pub routes: u64,
+    pub pending: u64,
+    /// Every expectation of the variant holds.
+    pub passed: bool,
+}
+
+/// Points of a sweep chart that carry their label; beyond, labels would only overlap.
+pub const MAX_LABELLED_POINTS: usize = 40;
+
+/// A sweep's trade-off: one point per variant, the largest FIB of a node across, Pending pods
+/// up (what a smaller block buys in routes and costs in addresses); a filled green point holds
+/// its expectations, a red ring does not.
+pub fn sweep_tradeoff(points: &[SweepPoint]) -> String {
+    let title = format!(
+        "Sweep: routes per node vs Pending pods ({} variants)",
+        super::sections::count(points.len())
+    );
+    let x_max = nice_ceiling(points.iter().map(|p| p.routes).max().unwrap_or(0) as f64 * 1.15);
+    let y_max = nice_ceiling(points.iter().map(|p| p.pending).max().unwrap_or(0) as f64 * 1.15);
+    let pass = PALETTE[2];
+    let fail = PALETTE[1];
+    svg(WIDTH, HEIGHT, &title, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(&title, (FONT, TITLE_SIZE))
+            .margin(14)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max)?;
+        chart
+            .configure_mesh()
+            .x_desc("routes in the largest FIB of a node")
+            .y_desc("Pending pods")
+            .x_label_formatter(&|x| integer(*x))
+            .y_label_formatter(&|y| integer(*y))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .label_style((FONT, LABEL_SIZE - 2))
+            .light_line_style(WHITE.mix(0.0))
+            .bold_line_style(BLACK.mix(0.08))
+            .draw()?;
+        chart.draw_series(points.iter().map(|p| {
+            let style = if p.passed {
+                pass.filled()
+            } else {
+                fail.stroke_width(2)
+            };
+            Circle::new((p.routes as f64, p.pending as f64), 5, style)
+        }))?;
+        if points.len() <= MAX_LABELLED_POINTS {
+            chart.draw_series(points.iter().map(|p| {
+                EmptyElement::at((p.routes as f64, p.pending as f64))
+                    + Text::new(
+                        shorten(&p.label, 40),
+                        (8, -4),
+                        (FONT, LABEL_SIZE - 3)
+                            .into_font()
+                            .color(&MUTED)
+                            .pos(Pos::new(HPos::Left, VPos::Bottom)),
+                    )
+            }))?;
+        }
+        if points.is_empty() {
+            no_data(root, "no variants")?;
+        }
+        Ok(())
+    })
+}
+
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Drawn = Result<(), DrawingAreaErrorKind<std::io::Error>>;
 

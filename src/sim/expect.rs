@@ -28,7 +28,7 @@ use crate::policy::eval::{Engine, Packet, packet_classes};
 use crate::policy::model::{Direction, Protocol};
 
 /// The verdict on one expectation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExpectationResult {
     pub name: String,
