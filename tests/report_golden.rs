@@ -189,6 +189,7 @@ fn empty_report() -> Report {
         pods: Vec::new(),
         bgp: None,
         unreachable: Vec::new(),
+        services: Vec::new(),
         expectations: Vec::new(),
         warnings: Vec::new(),
     }

@@ -12,6 +12,7 @@ pub mod junit;
 pub mod markdown;
 pub mod markup;
 pub mod sections;
+pub mod services;
 pub mod unreachable;
 
 use serde::Serialize;
@@ -43,6 +44,9 @@ pub struct Report {
     pub bgp: Option<BgpSection>,
     /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
     pub unreachable: Vec<UnreachableGroup>,
+    /// Services with their endpoints (SPEC §7), when the scenario has any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<services::ServiceRow>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
@@ -185,6 +189,7 @@ impl Report {
                 sessions: b.sessions.clone(),
             }),
             unreachable,
+            services: services::rows(last, &outcome.endpoints),
             expectations,
             warnings,
         }
