@@ -22,6 +22,9 @@
 //! Tiers its documents declare ([`POLICIES`], counted by hand from the files and SOURCES.md's
 //! kinds column); a file not listed there must decode none.
 //!
+//! Every file that loads must also decode exactly the `v1` Services its documents declare
+//! ([`SERVICES`], counted by hand from the files and SOURCES.md's kinds column).
+//!
 //! The corpus is not part of this repository: without the folder the test says so and passes.
 //! Run with `--nocapture` to see one line per file (loaded or refused, with its diagnostics).
 
@@ -30,6 +33,7 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 use podnet::scenario::diag::FileId;
+use podnet::scenario::kinds::ResourceSpec;
 use podnet::scenario::yaml::{Limits, Node, Value, parse_documents};
 use podnet::scenario::{Diagnostics, load};
 
@@ -183,6 +187,18 @@ const POLICIES: &[(&str, usize, usize)] = &[
     ("policy-users/tigera-cs-tiers.yaml", 0, 4),
 ];
 
+/// Files that load with Services: (file, Services decoded).
+const SERVICES: &[(&str, usize)] = &[
+    // ClusterIP `hello`, targetPort by name.
+    ("k8s-examples/backend-service.yaml", 1),
+    // Headless `mysql` and ClusterIP `mysql-read`.
+    ("k8s-examples/mysql-services.yaml", 2),
+    // LoadBalancer with externalTrafficPolicy Local.
+    ("k8s-examples/service-external-traffic-policy-local.yaml", 1),
+    // ClusterIP with internalTrafficPolicy Local.
+    ("k8s-examples/service-internal-traffic-policy-local.yaml", 1),
+];
+
 #[test]
 fn every_real_manifest_loads_or_is_refused_where_it_should_be() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/real-manifests");
@@ -217,6 +233,20 @@ fn every_real_manifest_loads_or_is_refused_where_it_should_be() {
                 if decoded != expected {
                     problems.push(format!(
                         "{name}: decoded (policies, tiers) {decoded:?}, expected {expected:?}"
+                    ));
+                }
+                let services = s
+                    .specs
+                    .iter()
+                    .filter(|spec| matches!(spec, Some(ResourceSpec::Service(_))))
+                    .count();
+                let expected = SERVICES
+                    .iter()
+                    .find(|(f, _)| *f == name)
+                    .map_or(0, |&(_, n)| n);
+                if services != expected {
+                    problems.push(format!(
+                        "{name}: decoded {services} Services, expected {expected}"
                     ));
                 }
             }

@@ -191,6 +191,7 @@ fn empty_report() -> Report {
         unreachable: Vec::new(),
         policy: None,
         connectivity: None,
+        services: Vec::new(),
         expectations: Vec::new(),
         warnings: Vec::new(),
     }

@@ -22,6 +22,7 @@ mod sweep;
 mod sweep_job;
 mod sweep_shard;
 mod trace;
+mod trace_service;
 mod validate;
 
 pub use common::QUICKSTART;
@@ -74,7 +75,8 @@ pub enum Command {
     /// Follow one packet hop by hop: the FIB entry at each device, encapsulation, verdict.
     #[command(
         after_help = "Examples:\n  podnet trace scenarios/quickstart.yaml --from web-0 --to web-5\n  \
-                            podnet trace scenarios/crosssubnet-overlay.yaml --from a1-w-1 --to 10.2.1.11 --at 30s"
+                            podnet trace scenarios/crosssubnet-overlay.yaml --from a1-w-1 --to 10.2.1.11 --at 30s\n  \
+                            podnet trace scenarios/service-ingress-denied.yaml --from shop/front-0 --to svc/shop/store --port 3306"
     )]
     Trace(TraceArgs),
     /// Show a node's or router's BGP RIB (birdc style, with why each route won or lost) or FIB.
@@ -183,14 +185,16 @@ pub struct TraceArgs {
     /// A pod (`name` or `namespace/name`), a node or router, or an IP address.
     #[arg(long)]
     pub from: String,
-    /// A pod, a node or router, or an IP address.
+    /// A pod, a node or router, an IP address, or a Service: `svc/NAMESPACE/NAME` or its
+    /// cluster IP (with `--port`: the connection is DNATed to one ready endpoint, as
+    /// kube-proxy does).
     #[arg(long)]
     pub to: String,
     /// The simulated time to trace at (default: the end of the run).
     #[arg(long)]
     pub at: Option<String>,
     /// Destination port: a number or a container port name of the destination pod (network
-    /// policy matches on it). Without `--port` and `--protocol` the packet is an ICMP echo
+    /// policy matches on it); for a Service, a Service port number or name. Without `--port` and `--protocol` the packet is an ICMP echo
     /// request, as `ping` sends.
     #[arg(long)]
     pub port: Option<String>,

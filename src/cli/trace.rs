@@ -38,6 +38,22 @@ pub fn run(args: &TraceArgs) -> i32 {
                 return exit::INVALID;
             }
         };
+        match super::trace_service::target(snap, &args.to) {
+            Err(e) => {
+                eprintln!("{e}");
+                return exit::INVALID;
+            }
+            Ok(Some(view)) => {
+                return match probe(args) {
+                    Ok(p) => super::trace_service::run(args, snap, source, view, &p),
+                    Err(e) => {
+                        eprintln!("{e}");
+                        exit::INVALID
+                    }
+                };
+            }
+            Ok(None) => {}
+        }
         let to = match resolve(snap, topo, &args.to) {
             Some(Endpoint::Pod(_, Some(ip))) | Some(Endpoint::Address(ip)) => ip,
             Some(Endpoint::Device(_, ip)) => ip,
@@ -157,7 +173,7 @@ fn resolve(
     Some(Endpoint::Device(d, topo.device(d).address))
 }
 
-fn name(snap: &Snapshot, d: crate::model::topology::DeviceId) -> String {
+pub(super) fn name(snap: &Snapshot, d: crate::model::topology::DeviceId) -> String {
     snap.devices
         .get(d.index())
         .cloned()
@@ -203,7 +219,7 @@ fn check_lines(out: &mut String, c: &PolicyCheck) {
     }
 }
 
-fn text(
+pub(super) fn text(
     snap: &Snapshot,
     from: &str,
     to_text: &str,
@@ -268,7 +284,7 @@ fn check_json(c: &PolicyCheck) -> serde_json::Value {
     })
 }
 
-fn as_json(
+pub(super) fn as_json(
     snap: &Snapshot,
     to: IpAddr,
     c: &Connection,

@@ -13,6 +13,7 @@
 //! - `reach`: every pair, by forwarding equivalence classes.
 //! - `connect`: a new connection with network policy: sender's egress, the walk, receiver's
 //!   ingress.
+//! - `service`: a connection to a Service's cluster IP: kube-proxy's DNAT, then `connect`.
 //!
 //! Architecture invariant: nothing here mutates simulation state or fails on input; a dropped
 //! packet is a [`Verdict`] with a [`Reason`], never an `Err`.
@@ -22,6 +23,7 @@ mod dataplane;
 pub mod fib;
 pub mod policy_reach;
 pub mod reach;
+pub mod service;
 pub mod walk;
 
 #[cfg(test)]

@@ -72,6 +72,12 @@ pub enum PodSet {
     },
     Namespace(String),
     Node(String),
+    /// A Service (`{service: ns/name}`), only as the `to` of `reachable`, `unreachable` and
+    /// `isolated`: its cluster IP, on each of its ports (SPEC §7).
+    Service {
+        namespace: String,
+        name: String,
+    },
 }
 
 impl std::fmt::Display for PodSet {
@@ -89,6 +95,7 @@ impl std::fmt::Display for PodSet {
             } => write!(f, "workload {ns}/{name}"),
             PodSet::Namespace(ns) => write!(f, "namespace {ns}"),
             PodSet::Node(n) => write!(f, "node {n}"),
+            PodSet::Service { namespace, name } => write!(f, "service {namespace}/{name}"),
         }
     }
 }
@@ -107,6 +114,8 @@ text_enum! {
         DuplicateAddress = "duplicate-address",
         /// Network policy: the sender's egress or the receiver's ingress (SPEC §7).
         PolicyDenied = "policy-denied",
+        /// A Service with no ready endpoint its traffic policy allows (SPEC §7).
+        NoEndpoints = "no-endpoints",
     }
 }
 

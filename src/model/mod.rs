@@ -11,6 +11,7 @@ pub mod hash;
 pub mod label;
 pub mod network;
 pub mod selector;
+pub mod service;
 pub mod time;
 pub mod topology;
 pub mod workload;

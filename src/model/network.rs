@@ -103,7 +103,17 @@ pub struct Network {
     pub bgp: BgpSettings,
     /// `network.policy`; `None` (not written) means enforce when any policy exists.
     pub policy: Option<PolicyMode>,
+    /// `network.serviceClusterIPRange`: where Service cluster IPs come from (Kubernetes'
+    /// default `10.96.0.0/12`).
+    pub service_cluster_ip_range: ipnet::Ipv4Net,
 }
+
+/// Kubernetes' default `--service-cluster-ip-range`.
+pub const DEFAULT_SERVICE_CLUSTER_IP_RANGE: ipnet::Ipv4Net =
+    match ipnet::Ipv4Net::new(std::net::Ipv4Addr::new(10, 96, 0, 0), 12) {
+        Ok(net) => net,
+        Err(_) => panic!("a /12 is a valid prefix"),
+    };
 
 impl Default for Network {
     fn default() -> Network {
@@ -119,6 +129,7 @@ impl Default for Network {
                 bfd: None,
             },
             policy: None,
+            service_cluster_ip_range: DEFAULT_SERVICE_CLUSTER_IP_RANGE,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod markup;
 pub mod policy;
 pub mod sections;
+pub mod services;
 pub mod unreachable;
 
 use serde::Serialize;
@@ -51,6 +52,9 @@ pub struct Report {
     /// What policy allows between workloads (SPEC §7), when any policy is enforced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connectivity: Option<Vec<Connection>>,
+    /// Services with their endpoints (SPEC §7), when the scenario has any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<services::ServiceRow>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
@@ -203,6 +207,7 @@ impl Report {
             unreachable,
             policy,
             connectivity,
+            services: services::rows(last, &outcome.endpoints),
             expectations,
             warnings,
         }

@@ -104,6 +104,14 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
     let applied_specs = specs.split_off(resources.len());
     let policies =
         super::policy_kinds::policy_set(profile.calico, &resources, &specs, &applied_specs, b.cx);
+    super::service_kind::check_cluster_ips(
+        &resources,
+        &specs,
+        &applied,
+        &applied_specs,
+        network.service_cluster_ip_range,
+        b.cx,
+    );
     merge_calico_nodes(&mut topology, &resources, &specs, b.cx);
     let pool_names = possible_pools(&network, &specs, &applied_specs);
     for action in &actions {
@@ -116,7 +124,21 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         }
     }
     let declared_pools = declared_pools(&resources, &applied);
-    let expectations = b.expectations(&g.expect, &workloads, &pool_names, &declared_pools);
+    let services: BTreeSet<(String, String)> = specs
+        .iter()
+        .chain(&applied_specs)
+        .filter_map(|s| match s {
+            Some(super::kinds::ResourceSpec::Service(s)) => Some(s.key()),
+            _ => None,
+        })
+        .collect();
+    let expectations = b.expectations(
+        &g.expect,
+        &workloads,
+        &pool_names,
+        &declared_pools,
+        &services,
+    );
     resources.shrink_to_fit();
 
     if b.cx.has_errors() {
@@ -346,6 +368,20 @@ impl Builder<'_> {
             n.datastore_delay = b.positive(&r.datastore_delay, "datastoreDelay", n.datastore_delay);
             n.windows_use_single_network = val(&r.windows_use_single_network).unwrap_or(true);
             n.policy = val(&r.policy);
+            if let Some(range) = &r.service_cluster_ip_range {
+                match range.value.0 {
+                    // kube-apiserver refuses a range wider than /12 and one with no room.
+                    ipnet::IpNet::V4(net) if (12..=30).contains(&net.prefix_len()) => {
+                        n.service_cluster_ip_range = net;
+                    }
+                    other => b.cx.at_key("serviceClusterIPRange", |cx| {
+                        cx.error(
+                            range.pos,
+                            format!("`{other}` must be an IPv4 range from /12 to /30"),
+                        )
+                    }),
+                }
+            }
             if let Some(mtu) = &r.host_mtu {
                 if (576..=65535).contains(&mtu.value) {
                     n.host_mtu = mtu.value;
@@ -1430,6 +1466,7 @@ impl Builder<'_> {
         workloads: &[Workload],
         pool_names: &BTreeSet<String>,
         declared_pools: &BTreeMap<String, Pos>,
+        services: &BTreeSet<(String, String)>,
     ) -> Vec<Expectation> {
         let mut out = Vec::new();
         // Every name a node or device can have (topology, routers, `addNodes`), built once.
@@ -1440,6 +1477,7 @@ impl Builder<'_> {
             pools: pool_names,
             declared_pools,
             devices: &known_nodes,
+            services,
         };
         for (i, (path, ex)) in raw.iter().enumerate() {
             self.cx.with_path_prefix(path, |cx| {
@@ -1573,6 +1611,27 @@ impl Builder<'_> {
             }
             PodSet::Node(n) => device_ref(b, key, &Loc::new(n.clone(), s.pos)),
             PodSet::All | PodSet::Namespace(_) => {}
+            PodSet::Service { namespace, name } => {
+                let what = format!("{namespace}/{name}");
+                if key != "to" {
+                    b.cx.at_key(key, |cx| {
+                        cx.error(
+                            s.pos,
+                            format!(
+                                "a Service ({what}) can only be a destination (`to` of \
+                                 reachable, unreachable or isolated)"
+                            ),
+                        )
+                    });
+                } else if !refs.services.contains(&(namespace.clone(), name.clone())) {
+                    b.cx.at_key(key, |cx| {
+                        cx.error(
+                            s.pos,
+                            format!("no Service `{what}` is declared or applied by any event"),
+                        )
+                    });
+                }
+            }
         };
         Some(match kind {
             "pod" => {
@@ -1889,6 +1948,8 @@ struct References<'a> {
     /// Every resource of a pool kind by name, read as a pool or not (for the message).
     declared_pools: &'a BTreeMap<String, Pos>,
     devices: &'a BTreeMap<String, bool>,
+    /// Every Service declared or applied by an event, by (namespace, name).
+    services: &'a BTreeSet<(String, String)>,
 }
 
 /// The pools that exist at some time of the run: those of the selected IPAM read from the

@@ -45,7 +45,7 @@ use super::decode::{Cidr, Cx, Decode, StringMap};
 use super::diag::{Pos, nearest};
 use super::resource::Resource;
 use super::yaml::{Key, Node, Value};
-use super::{policy_fields, policy_kinds};
+use super::{policy_fields, policy_kinds, service_kind};
 use crate::ipam::calico::{
     self, AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig,
 };
@@ -115,6 +115,8 @@ pub enum ResourceSpec {
     /// A network policy kind, Tier or ServiceAccount, in the policy model's terms
     /// (decoded by [`super::policy_kinds`]).
     Policy(PolicyResource),
+    /// A `v1` Service ([`super::service_kind`]).
+    Service(crate::model::service::Service),
     /// A kind podnet accepts but does not model (reported once as a warning).
     Ignored,
 }
@@ -177,6 +179,8 @@ enum Class {
     Modelled(Modelled, &'static KindSchema),
     /// A network policy kind, Tier or ServiceAccount ([`super::policy_kinds`]).
     Policy(&'static KindSchema),
+    /// A `v1` Service ([`super::service_kind`]).
+    Service,
     /// The workload loader reads these; nothing to say here.
     Workload,
     /// A real kind of a known group that podnet does not model (its schema, if podnet has
@@ -207,6 +211,7 @@ fn classify(api_version: &str, kind: &str) -> Class {
     }
     match (api_version, kind) {
         (V1, "Namespace") => return Class::Modelled(Modelled::Namespace, &NAMESPACE_SCHEMA),
+        (V1, "Service") => return Class::Service,
         (V1, "Pod") | (APPS_V1, "Deployment" | "StatefulSet" | "DaemonSet") => {
             return Class::Workload;
         }
@@ -310,6 +315,10 @@ impl Decoder<'_> {
                 self.check_fields(trimmed.as_ref().unwrap_or(r), schema, true, cx);
                 let (labels, _) = metadata_maps(r, cx);
                 policy_kinds::decode(r, schema, labels, self.profile, cx).map(ResourceSpec::Policy)
+            }
+            Class::Service => {
+                self.check_fields(r, &service_kind::SERVICE_SCHEMA, true, cx);
+                service_kind::decode(r, cx).map(ResourceSpec::Service)
             }
             Class::Modelled(kind, schema) => {
                 self.check_fields(r, schema, true, cx);

@@ -20,6 +20,7 @@ pub mod policy_fields;
 mod policy_kinds;
 pub mod raw;
 pub mod resource;
+mod service_kind;
 pub mod workload_manifest;
 pub mod yaml;
 

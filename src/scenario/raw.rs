@@ -142,6 +142,8 @@ raw_struct! {
         bgp: RawNetworkBgp = "bgp",
         /// `enforce` (the default when any policy exists) or `ignore` (SPEC §7).
         policy: PolicyMode = "policy",
+        /// Where Service cluster IPs are allocated from (default 10.96.0.0/12, SPEC §7).
+        service_cluster_ip_range: Cidr = "serviceClusterIPRange",
     }
 }
 
@@ -324,19 +326,29 @@ impl Decode for PodSet {
             Value::Str(s) if s == "all" => Some(PodSet::All),
             Value::Str(s) => Some(PodSet::Pod(s.clone())),
             Value::Map(_) => {
-                let entries = cx.mapping(node, &["workload", "namespace", "node"])?;
+                let entries = cx.mapping(node, &["workload", "namespace", "node", "service"])?;
                 let workload = cx.field::<String>(entries, "workload").map(|l| l.value);
                 let namespace = cx.field::<String>(entries, "namespace").map(|l| l.value);
                 let on_node = cx.field::<String>(entries, "node").map(|l| l.value);
-                match (workload, namespace, on_node) {
-                    (Some(name), namespace, None) => Some(PodSet::Workload { name, namespace }),
-                    (None, Some(ns), None) => Some(PodSet::Namespace(ns)),
-                    (None, None, Some(n)) => Some(PodSet::Node(n)),
+                let service = cx.field::<String>(entries, "service").map(|l| l.value);
+                match (workload, namespace, on_node, service) {
+                    (Some(name), namespace, None, None) => {
+                        Some(PodSet::Workload { name, namespace })
+                    }
+                    (None, Some(ns), None, None) => Some(PodSet::Namespace(ns)),
+                    (None, None, Some(n), None) => Some(PodSet::Node(n)),
+                    (None, None, None, Some(s)) => {
+                        let (namespace, name) = s.split_once('/').unwrap_or(("default", &s));
+                        Some(PodSet::Service {
+                            namespace: namespace.to_string(),
+                            name: name.to_string(),
+                        })
+                    }
                     _ => {
                         cx.error(
                             node.pos,
                             "give one of `workload` (optionally with `namespace`), \
-                             `namespace` or `node`",
+                             `namespace`, `node` or `service`",
                         );
                         None
                     }
@@ -367,7 +379,8 @@ impl JsonSchema for PodSet {
                 {"type": "string"},
                 {"type": "object", "additionalProperties": false,
                  "properties": {"workload": {"type": "string"}, "namespace": {"type": "string"},
-                                "node": {"type": "string"}}}
+                                "node": {"type": "string"},
+                                "service": {"type": "string", "description": "`namespace/name` of a Service (only as `to`)"}}}
             ]
         })
     }

@@ -154,6 +154,11 @@ fn select<'a>(snap: &'a Snapshot, set: &PodSet) -> Result<Vec<&'a PodRow>, Strin
                 .collect()
         }
         PodSet::Namespace(ns) => snap.pods.iter().filter(|p| &p.namespace == ns).collect(),
+        PodSet::Service { namespace, name } => {
+            return Err(format!(
+                "service {namespace}/{name} is a destination, not a set of pods"
+            ));
+        }
         PodSet::Node(node) => {
             if !snap.nodes.iter().any(|n| &n.name == node) {
                 return Err(format!("no node `{node}`"));
@@ -193,7 +198,7 @@ fn addressed_keys(pods: Vec<&PodRow>) -> Vec<PodKey> {
         .collect()
 }
 
-fn pod_name(snap: &Snapshot, key: PodKey) -> String {
+pub(super) fn pod_name(snap: &Snapshot, key: PodKey) -> String {
     snap.pods.iter().find(|p| p.key == key).map_or_else(
         || "?".to_string(),
         |p| format!("{}/{}", p.namespace, p.name),
@@ -386,6 +391,9 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
         | Check::Isolated { from, to, probe } => {
             let dp = &snap.dataplane;
             let sources = addressed_keys(select(snap, from)?);
+            if let PodSet::Service { namespace, name } = to {
+                return super::service_expect::judge(c, snap, &sources, namespace, name);
+            }
             let targets = addressed_keys(select(snap, to)?);
             if let Some(inputs) = snap.policy.as_deref() {
                 return Ok(policy_pairs(

@@ -20,6 +20,8 @@ pub mod policy;
 pub mod progress;
 pub mod queue;
 pub mod rng;
+pub mod service_expect;
+pub mod services;
 pub mod snapshot;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -161,6 +163,8 @@ pub struct World {
     pub namespaces: Namespaces,
     /// Network policy in force: tiers, policies, namespace and service account labels.
     pub policy: crate::policy::model::PolicySet,
+    /// Services in force with their cluster IPs.
+    pub services: services::Services,
     /// Schedulable nodes by pod count.
     pub placement: placement::Placement,
     pub control: ControlPlane,
@@ -192,6 +196,8 @@ pub struct Simulation<'s> {
     scheduling: Stream,
     retry_queued: bool,
     pool_usage: PoolUsageSeries,
+    /// Each Service's endpoint counts over time.
+    endpoints: services::EndpointSeries,
     /// Which speaker originated each prefix, for withdrawals.
     originators: BTreeMap<IpNet, DeviceId>,
     /// When any speaker's FIB changed (a learned best route's next hop), in time order: what
@@ -226,6 +232,8 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// Pod addresses held per pool over time, for charts.
     pub pool_usage: PoolUsageSeries,
+    /// Each Service's endpoint counts over time.
+    pub endpoints: services::EndpointSeries,
 }
 
 /// Pod addresses held in each pool over time: one sample per instant at which a count
@@ -299,6 +307,7 @@ impl<'s> Simulation<'s> {
             }
         }
         let policy = scenario.policies.clone();
+        let services = initial_services(scenario, &specs);
         let topology = scenario.topology.clone();
         // calico-node starts on every node before any pod: registration and tunnel addresses.
         for (_, node) in topology.live_nodes() {
@@ -314,6 +323,7 @@ impl<'s> Simulation<'s> {
                 addressing,
                 namespaces,
                 policy,
+                services,
                 placement: placement::Placement::default(),
                 control: ControlPlane::default(),
             },
@@ -326,6 +336,7 @@ impl<'s> Simulation<'s> {
             gc_scheduled: BTreeSet::new(),
             timed_retries: BTreeSet::new(),
             pool_usage: PoolUsageSeries::default(),
+            endpoints: services::EndpointSeries::default(),
             originators: BTreeMap::new(),
             fib_changes: Vec::new(),
             last_change: SimTime::ZERO,
@@ -353,6 +364,9 @@ impl<'s> Simulation<'s> {
             }
         }
         sim.queue_creations(SimTime::ZERO, slots);
+        if !sim.world.services.is_empty() {
+            sim.endpoints.observe(0, &sim.world, &scenario.workloads);
+        }
         for (i, action) in scenario.actions.iter().enumerate() {
             sim.queue.push(action.at, Event::Scenario(i));
         }
@@ -399,6 +413,10 @@ impl<'s> Simulation<'s> {
             };
             p.event(phase, at.as_micros());
         }
+        let pods_may_change = matches!(
+            event,
+            Event::Scenario(_) | Event::CreatePod { .. } | Event::RetryPending
+        );
         match event {
             Event::Scenario(i) => self.apply(i),
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
@@ -427,6 +445,12 @@ impl<'s> Simulation<'s> {
             }
         }
         self.drain_ipam_changes();
+        if pods_may_change
+            && !(self.world.services.is_empty() && self.endpoints.by_service.is_empty())
+        {
+            self.endpoints
+                .observe(self.now.as_micros(), &self.world, &self.scenario.workloads);
+        }
         true
     }
 
@@ -467,6 +491,7 @@ impl<'s> Simulation<'s> {
             last,
             notes: self.notes,
             pool_usage: self.pool_usage,
+            endpoints: self.endpoints,
         }
     }
 
@@ -494,6 +519,7 @@ impl<'s> Simulation<'s> {
             &self.world,
             &self.scenario.network,
             &self.scenario.workloads,
+            self.scenario.seed,
             snapshot::BgpView {
                 now: self.now,
                 fib_changes: &self.fib_changes,
@@ -1066,6 +1092,17 @@ impl<'s> Simulation<'s> {
                         self.world.policy.apply(resource);
                         self.record("apply", subject, "applied");
                     }
+                    Some(ResourceSpec::Service(s)) => {
+                        let outcome = match self.world.services.apply(s) {
+                            Ok(Some(ip)) => format!("applied: clusterIP {ip}"),
+                            Ok(None) => "applied: headless".to_string(),
+                            Err(refused) => {
+                                self.notes.push(format!("{subject}: {refused}"));
+                                format!("refused: {refused}")
+                            }
+                        };
+                        self.record("apply", subject, outcome);
+                    }
                     Some(ResourceSpec::BgpPeer(p)) => {
                         let peer = peer_of(p);
                         let cause = format!("BGPPeer {} applied", p.name);
@@ -1108,6 +1145,9 @@ impl<'s> Simulation<'s> {
                     self.world.namespaces.remove(&name);
                 }
                 self.world.policy.delete_named(&kind, &name);
+                if kind == "Service" {
+                    self.world.services.delete(&name);
+                }
                 self.world.addressing.delete(&kind, &name);
                 self.world
                     .addressing
@@ -1221,6 +1261,32 @@ impl<'s> Simulation<'s> {
         self.queue_creations(self.now, slots);
         self.queue_retry();
     }
+}
+
+/// The Services of `resources`, those that name their cluster IP first (`build` checked that
+/// they are in the range and distinct), then the others in file order, so an allocated
+/// address never takes one a later Service names.
+fn initial_services(scenario: &Scenario, specs: &[&ResourceSpec]) -> services::Services {
+    let mut out = services::Services::new(scenario.network.service_cluster_ip_range);
+    let all: Vec<&crate::model::service::Service> = specs
+        .iter()
+        .filter_map(|s| match s {
+            ResourceSpec::Service(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    let fixed = |s: &&crate::model::service::Service| {
+        matches!(s.cluster_ip, crate::model::service::ClusterIpSpec::Fixed(_))
+    };
+    for s in all
+        .iter()
+        .filter(|s| fixed(s))
+        .chain(all.iter().filter(|s| !fixed(s)))
+    {
+        // A full range is the only refusal left; such a Service simply has no address.
+        let _ = out.apply(s);
+    }
+    out
 }
 
 /// A Namespace manifest as the policy state holds it (its labels, for namespace selectors).

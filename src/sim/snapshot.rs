@@ -17,6 +17,7 @@ use super::World;
 use super::dataplane;
 use crate::bgp::{BgpEngine, SessionState, SpeakerId};
 use crate::forwarding::connect::PolicyInputs;
+use crate::forwarding::service::ServiceTable;
 use crate::forwarding::{Dataplane, PodKey};
 use crate::model::TextEnum;
 use crate::model::network::Network;
@@ -161,6 +162,9 @@ pub struct Snapshot {
     /// Network policy and the endpoints it protects, when any policy is enforced.
     #[serde(skip)]
     pub policy: Option<Arc<PolicyInputs>>,
+    /// Services with their cluster IPs and EndpointSlices.
+    #[serde(skip)]
+    pub services: Arc<ServiceTable>,
 }
 
 /// What the engine knows about BGP beyond the engine itself: when the FIBs changed and when
@@ -259,6 +263,7 @@ impl Snapshot {
         world: &World,
         network: &Network,
         workloads: &[Workload],
+        seed: u64,
         bgp_view: BgpView<'_>,
     ) -> Snapshot {
         let topo = &world.topology;
@@ -364,6 +369,7 @@ impl Snapshot {
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
             policy: super::policy::inputs(world, network, workloads).map(Arc::new),
+            services: Arc::new(super::services::table(world, workloads, seed)),
         }
     }
 
