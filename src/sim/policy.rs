@@ -105,6 +105,26 @@ pub struct Pairs {
     pub groups: Vec<PairGroup>,
 }
 
+/// Ordered pairs of distinct pods from `from` to `to`, and how many of them deliver (with
+/// policy, on at least one port or protocol): the counts [`all_pairs`] gives, for two sets.
+pub fn pairs_between(
+    dp: &Dataplane,
+    policy: Option<&PolicyInputs>,
+    from: &[PodKey],
+    to: &[PodKey],
+) -> (u64, u64) {
+    match policy {
+        None => {
+            let r = crate::forwarding::reachability(dp, from, to);
+            (r.pairs, r.reachable)
+        }
+        Some(inputs) => {
+            let r = policy_reachability(dp, &Policing::new(inputs), from, to, None);
+            (r.pairs, r.some_packets)
+        }
+    }
+}
+
 /// Every ordered pair of distinct pods: routing alone when no policy is enforced (exactly
 /// `forwarding::all_pairs`), else routing and policy over every packet class.
 pub fn all_pairs(dp: &Dataplane, policy: Option<&PolicyInputs>) -> Pairs {
