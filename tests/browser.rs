@@ -1,13 +1,13 @@
 //! `report.html` as a browser shows it: headless Chromium renders the quick start's page to a
-//! PNG and dumps its DOM. Skipped (and passing) when `/usr/bin/chromium` is not installed;
-//! `.ci/run` installs it.
+//! PNG and dumps its DOM, and measures every picture as laid out (a script added to the test's
+//! copy of the page writes each SVG's box and drawn extent into the DOM). Skipped (and
+//! passing) when `/usr/bin/chromium` is not installed; `.ci/run` installs it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use podnet::report::charts::{self, ChartInputs};
-use podnet::report::{Report, html};
+use podnet::report::{Report, html, run_charts};
 use podnet::scenario;
 use podnet::sim::Simulation;
 use podnet::sim::expect::evaluate;
@@ -43,8 +43,8 @@ fn quickstart_html() -> String {
     let outcome = Simulation::new(&s).run();
     let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last);
     let report = Report::new(&s, &outcome, results);
-    let charts = charts::render(&ChartInputs::new(&report, &outcome.pool_usage));
-    html::render(&report, &charts, None)
+    let charts = run_charts(&report, &outcome);
+    html::render(&report, &charts, Some(&report.unreachable))
 }
 
 /// Runs headless Chromium on `url` with `extra` flags and a fresh profile, killing it after
@@ -165,4 +165,73 @@ fn the_quickstart_report_renders_in_a_browser() {
         }),
         "the charts draw nothing"
     );
+}
+
+/// Written into the test's copy of the page: each figure's SVG gets `data-box="W H G T"`,
+/// its laid-out width and height, how many shapes the browser drew with a non-empty extent and
+/// how many texts it laid out with a non-zero width (so a font was found and used).
+const MEASURE: &str = "<script>for (const s of document.querySelectorAll('figure svg')) {\
+const r = s.getBoundingClientRect();\
+const drawn = [...s.querySelectorAll('rect,path,line,polyline,circle')].filter(e => { const b = e.getBBox(); return b.width + b.height > 0; }).length;\
+const texts = [...s.querySelectorAll('text')].filter(e => e.getBBox().width > 0).length;\
+s.setAttribute('data-box', [r.width, r.height, drawn, texts].map(Math.round).join(' '));\
+}</script>";
+
+#[test]
+fn every_picture_renders_with_a_sensible_size_and_is_not_empty() {
+    if !Path::new(CHROMIUM).exists() {
+        println!("skipped: {CHROMIUM} not installed (.ci/run installs it)");
+        return;
+    }
+    let work = TempDir::new("pictures");
+    let page = work.0.join("report.html");
+    let html = quickstart_html().replace("</body>", &format!("{MEASURE}\n</body>"));
+    std::fs::write(&page, html).expect("write report.html");
+    let url = format!("file://{}", page.display());
+    let dump = chromium(
+        &work.0,
+        "profile-measure",
+        &[
+            "--dump-dom".to_string(),
+            "--window-size=1280,2000".to_string(),
+        ],
+        &url,
+    );
+    let dom = String::from_utf8_lossy(&dump.stdout);
+    let figures: Vec<&str> = dom.split("<figure>").skip(1).collect();
+    for file in [
+        "topology.svg",
+        "reachability.svg",
+        "address-map.svg",
+        "pool-utilisation.svg",
+        "bgp-updates.svg",
+    ] {
+        let figure = figures
+            .iter()
+            .find(|f| f.contains(&format!("({file})</figcaption>")))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no figure for {file}; chromium said:\n{}",
+                    String::from_utf8_lossy(&dump.stderr)
+                )
+            });
+        let boxed = figure
+            .split("data-box=\"")
+            .nth(1)
+            .and_then(|s| s.split('"').next())
+            .unwrap_or_else(|| panic!("{file} was not measured: did the script run?"));
+        let v: Vec<f64> = boxed
+            .split(' ')
+            .map(|x| x.parse().expect("a number"))
+            .collect();
+        let [w, h, shapes, texts] = v[..] else {
+            panic!("{file}: {boxed}");
+        };
+        // Laid out at a readable size inside the page's 1,120-pixel column.
+        assert!((300.0..=1100.0).contains(&w), "{file}: {w} px wide");
+        assert!((150.0..=4000.0).contains(&h), "{file}: {h} px high");
+        // And drawing shapes and text, not a blank canvas.
+        assert!(shapes >= 10.0, "{file}: {shapes} shapes drawn");
+        assert!(texts >= 5.0, "{file}: {texts} texts laid out");
+    }
 }

@@ -51,6 +51,17 @@ const PALETTE: [RGBColor; MAX_LINES] = [
 const BAR: RGBColor = PALETTE[0];
 const MUTED: RGBColor = RGBColor(0x66, 0x66, 0x66);
 
+/// Markers labelled on a time chart; later ones are drawn as lines only.
+pub const MAX_MARKER_LABELS: usize = 24;
+
+/// A scenario event (node down, link down, apply, scale, …) drawn on every time chart as a
+/// dashed vertical line with a label, so what happened after it can be read off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marker {
+    pub time_us: u64,
+    pub label: String,
+}
+
 /// One chart, as written next to `report.json` and inlined in `report.html`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chart {
@@ -71,6 +82,8 @@ pub struct ChartInputs<'a> {
     pub bgp_updates: Option<&'a [(u64, u64)]>,
     /// Loc-RIB routes per node (or router), by name.
     pub rib_sizes: Option<&'a [(String, u64)]>,
+    /// The scenario's events, in time order, for the time charts.
+    pub markers: &'a [Marker],
 }
 
 impl<'a> ChartInputs<'a> {
@@ -83,6 +96,7 @@ impl<'a> ChartInputs<'a> {
             nodes: &report.nodes,
             bgp_updates: None,
             rib_sizes: None,
+            markers: &[],
         }
     }
 }
@@ -93,7 +107,12 @@ pub fn render(inputs: &ChartInputs<'_>) -> Vec<Chart> {
         Chart {
             file: "pool-utilisation.svg",
             title: "Pool utilisation over time",
-            svg: pool_utilisation(inputs.pool_usage, inputs.pools, inputs.end_us),
+            svg: pool_utilisation(
+                inputs.pool_usage,
+                inputs.pools,
+                inputs.end_us,
+                inputs.markers,
+            ),
         },
         Chart {
             file: "pods-per-node.svg",
@@ -105,7 +124,7 @@ pub fn render(inputs: &ChartInputs<'_>) -> Vec<Chart> {
         charts.push(Chart {
             file: "bgp-updates.svg",
             title: "BGP UPDATEs over time",
-            svg: bgp_updates(updates),
+            svg: bgp_updates(updates, inputs.end_us, inputs.markers),
         });
     }
     if let Some(sizes) = inputs.rib_sizes {
@@ -118,10 +137,17 @@ pub fn render(inputs: &ChartInputs<'_>) -> Vec<Chart> {
     charts
 }
 
-/// (a) Pod addresses held in each pool over time, as a share of the pool's capacity.
+/// (a) Pod addresses held in each pool over time, as a share of the pool's capacity: the
+/// pool table's "pods" column, tunnel addresses not counted (they are in its "allocated").
 /// Pools of unknown or zero capacity are left out; the line is a step function that holds
-/// each count until the next change and extends to `end_us`.
-pub fn pool_utilisation(usage: &PoolUsageSeries, pools: &[PoolRow], end_us: u64) -> String {
+/// each count until the next change and extends to `end_us`. The time axis is the one
+/// [`bgp_updates`] draws: `0..end_us`, with the same markers.
+pub fn pool_utilisation(
+    usage: &PoolUsageSeries,
+    pools: &[PoolRow],
+    end_us: u64,
+    markers: &[Marker],
+) -> String {
     // Pools in the report's order (the pool table's), with their capacity.
     let capacity: BTreeMap<&str, (usize, u128)> = pools
         .iter()
@@ -177,7 +203,9 @@ pub fn pool_utilisation(usage: &PoolUsageSeries, pools: &[PoolRow], end_us: u64)
         "Pool utilisation over time".to_string()
     };
     let peak = lines.iter().map(|l| l.4).fold(0.0, f64::max);
-    let y_max = nice_ceiling(peak * 1.3).clamp(1.0, 100.0).max(peak);
+    // Room above the lines for the legend and the markers' labels.
+    let headroom = if markers.is_empty() { 1.3 } else { 1.6 };
+    let y_max = nice_ceiling(peak * headroom).clamp(1.0, 100.0).max(peak);
     let end_s = end_us as f64 / 1e6;
     let empty = lines.is_empty();
 
@@ -192,7 +220,7 @@ pub fn pool_utilisation(usage: &PoolUsageSeries, pools: &[PoolRow], end_us: u64)
         chart
             .configure_mesh()
             .x_desc("simulated time (s)")
-            .y_desc("pod addresses allocated (% of pool capacity)")
+            .y_desc("pods' addresses (% of pool capacity)")
             .x_label_formatter(&|x| seconds(*x, end_s))
             .y_label_formatter(&|y| format!("{y:.y_decimals$}%"))
             .axis_desc_style((FONT, LABEL_SIZE))
@@ -200,6 +228,7 @@ pub fn pool_utilisation(usage: &PoolUsageSeries, pools: &[PoolRow], end_us: u64)
             .light_line_style(WHITE.mix(0.0))
             .bold_line_style(BLACK.mix(0.08))
             .draw()?;
+        draw_markers(&mut chart, markers, end_s, y_max)?;
         // Every other pool is dashed, so pools with the same usage stay visible on top of
         // each other.
         for (k, (_, name, cap, steps, _)) in lines.iter().enumerate() {
@@ -229,9 +258,15 @@ pub fn pool_utilisation(usage: &PoolUsageSeries, pools: &[PoolRow], end_us: u64)
         if empty {
             no_data(root, "no pool with a capacity has allocated addresses")?;
         } else {
+            // Below the markers' three rows of labels when there are markers.
+            let position = if markers.is_empty() {
+                SeriesLabelPosition::UpperLeft
+            } else {
+                SeriesLabelPosition::Coordinate(8, 50)
+            };
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
+                .position(position)
                 .label_font((FONT, LABEL_SIZE - 1))
                 .background_style(WHITE.mix(0.9))
                 .border_style(BLACK.mix(0.3))
@@ -329,11 +364,13 @@ pub fn rib_size_per_node(sizes: &[(String, u64)]) -> String {
 }
 
 /// (c) BGP UPDATE messages over time, summed into at most [`MAX_BARS`] buckets whose width
-/// is 1, 2 or 5 times a power of ten microseconds.
-pub fn bgp_updates(points: &[(u64, u64)]) -> String {
+/// is 1, 2 or 5 times a power of ten microseconds, on the time axis of [`pool_utilisation`]
+/// (`0..end_us`, or to the last UPDATE if later) with the same markers.
+pub fn bgp_updates(points: &[(u64, u64)], end_us: u64, markers: &[Marker]) -> String {
     let last = points.iter().map(|p| p.0).max().unwrap_or(0);
-    let width = bucket_width(last, MAX_BARS as u64);
-    let n = usize::try_from(last / width + 1).unwrap_or(MAX_BARS);
+    let end_us = end_us.max(last).max(1);
+    let width = bucket_width(end_us, MAX_BARS as u64);
+    let n = usize::try_from(end_us / width + 1).unwrap_or(MAX_BARS);
     let mut buckets = vec![0u64; n];
     for &(t, c) in points {
         let b = usize::try_from(t / width).unwrap_or(0).min(n - 1);
@@ -346,9 +383,10 @@ pub fn bgp_updates(points: &[(u64, u64)]) -> String {
     );
     let y_desc = format!("UPDATEs per {}", SimDuration::from_micros(width));
     let width_s = width as f64 / 1e6;
-    let end_s = width_s * n as f64;
+    let end_s = end_us as f64 / 1e6;
     let high = buckets.iter().copied().max().unwrap_or(0) as f64;
-    let y_max = nice_ceiling(high * 1.1).max(1.0);
+    let headroom = if markers.is_empty() { 1.1 } else { 1.5 };
+    let y_max = nice_ceiling(high * headroom).max(1.0);
 
     svg(WIDTH, HEIGHT, &title, |root| {
         let mut chart = ChartBuilder::on(root)
@@ -369,6 +407,7 @@ pub fn bgp_updates(points: &[(u64, u64)]) -> String {
             .bold_line_style(BLACK.mix(0.08))
             .disable_x_mesh()
             .draw()?;
+        draw_markers(&mut chart, markers, end_s, y_max)?;
         chart.draw_series(
             buckets
                 .iter()
@@ -376,7 +415,8 @@ pub fn bgp_updates(points: &[(u64, u64)]) -> String {
                 .filter(|b| *b.1 > 0)
                 .map(|(b, &c)| {
                     let x0 = b as f64 * width_s;
-                    Rectangle::new([(x0, 0.0), (x0 + width_s, c as f64)], BAR.filled())
+                    let x1 = (x0 + width_s).min(end_s);
+                    Rectangle::new([(x0, 0.0), (x1, c as f64)], BAR.filled())
                 }),
         )?;
         if total == 0 {
@@ -384,6 +424,54 @@ pub fn bgp_updates(points: &[(u64, u64)]) -> String {
         }
         Ok(())
     })
+}
+
+type TimeChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// The scenario's events as dashed vertical lines, the first [`MAX_MARKER_LABELS`] labelled
+/// at the top in three staggered rows so neighbouring labels do not overwrite each other.
+fn draw_markers(
+    chart: &mut TimeChart<'_, '_>,
+    markers: &[Marker],
+    end_s: f64,
+    y_max: f64,
+) -> Drawn {
+    let colour = RGBColor(0x6a, 0x3d, 0x9a);
+    for (i, m) in markers.iter().enumerate() {
+        let t = (m.time_us as f64 / 1e6).min(end_s);
+        chart.draw_series(DashedLineSeries::new(
+            vec![(t, 0.0), (t, y_max)],
+            4,
+            3,
+            colour.mix(0.7).stroke_width(1),
+        ))?;
+        if i < MAX_MARKER_LABELS {
+            // Labels right of their line, or left of it in the last quarter of the axis.
+            let right = t < end_s * 0.75;
+            let (dx, h) = if right {
+                (3, HPos::Left)
+            } else {
+                (-3, HPos::Right)
+            };
+            let dy = 3 + 14 * (i % 3) as i32;
+            chart.plotting_area().draw(
+                &(EmptyElement::at((t, y_max))
+                    + Text::new(
+                        shorten(&m.label, 34),
+                        (dx, dy),
+                        (FONT, LABEL_SIZE - 3)
+                            .into_font()
+                            .color(&colour)
+                            .pos(Pos::new(h, VPos::Top)),
+                    )),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Horizontal bars, one per item, first item on top; the chart grows with the items.
@@ -774,9 +862,9 @@ mod tests {
     fn empty_inputs_draw_titled_empty_charts() {
         let usage = PoolUsageSeries::default();
         for svg in [
-            pool_utilisation(&usage, &[], 0),
+            pool_utilisation(&usage, &[], 0, &[]),
             pods_per_node(&[]),
-            bgp_updates(&[]),
+            bgp_updates(&[], 0, &[]),
             rib_size_per_node(&[]),
         ] {
             well_formed(&svg);
@@ -790,7 +878,7 @@ mod tests {
                 allocated: vec![3],
             }],
         };
-        well_formed(&pool_utilisation(&usage, &[pool("zero", 0)], 5));
+        well_formed(&pool_utilisation(&usage, &[pool("zero", 0)], 5, &[]));
     }
 
     #[test]
@@ -804,7 +892,7 @@ mod tests {
                 })
                 .collect(),
         };
-        let svg = pool_utilisation(&usage, &[pool("a", 256), pool("b", 1024)], 12_000_000);
+        let svg = pool_utilisation(&usage, &[pool("a", 256), pool("b", 1024)], 12_000_000, &[]);
         well_formed(&svg);
         assert!(svg.contains("Pool utilisation over time"));
         assert!(svg.contains("simulated time (s)"));
@@ -812,7 +900,7 @@ mod tests {
         assert!(svg.contains("a (capacity 256)"));
         assert!(svg.contains("<polyline"));
 
-        let svg = bgp_updates(&[(2_000, 5), (1_000, 3), (150_000, 1)]);
+        let svg = bgp_updates(&[(2_000, 5), (1_000, 3), (150_000, 1)], 0, &[]);
         well_formed(&svg);
         assert!(svg.contains("9 in total"));
         assert!(svg.contains("UPDATEs per 1ms"));
@@ -843,7 +931,7 @@ mod tests {
         assert!(svg.len() < 40_000, "{} bytes", svg.len());
 
         let updates: Vec<(u64, u64)> = (0..200_000).map(|i| (i * 37, 1 + i % 3)).collect();
-        let svg = bgp_updates(&updates);
+        let svg = bgp_updates(&updates, 0, &[]);
         well_formed(&svg);
         assert!(svg.matches("<rect").count() <= MAX_BARS + 10);
         assert!(svg.len() < 60_000, "{} bytes", svg.len());
@@ -858,7 +946,7 @@ mod tests {
                 })
                 .collect(),
         };
-        let svg = pool_utilisation(&usage, &pools, 1_000_000_000);
+        let svg = pool_utilisation(&usage, &pools, 1_000_000_000, &[]);
         well_formed(&svg);
         assert!(svg.contains("8 fullest of 20 pools"));
         assert_eq!(svg.matches("(capacity 4,096)").count(), MAX_LINES);
@@ -882,6 +970,9 @@ mod tests {
         let nodes: Vec<NodeRow> = (0..12).map(|i| node(&format!("n{i}"), i)).collect();
         assert_eq!(pods_per_node(&nodes), pods_per_node(&nodes));
         let updates = [(10u64, 2u64), (20, 3)];
-        assert_eq!(bgp_updates(&updates), bgp_updates(&updates));
+        assert_eq!(
+            bgp_updates(&updates, 30, &[]),
+            bgp_updates(&updates, 30, &[])
+        );
     }
 }

@@ -11,6 +11,7 @@ pub mod html;
 pub mod junit;
 pub mod markdown;
 pub mod markup;
+pub mod pictures;
 pub mod policy;
 pub mod sections;
 pub mod services;
@@ -275,6 +276,41 @@ impl Report {
     }
 }
 
+/// The scenario's events as time-chart markers: one per instant, labelled with its first
+/// event and how many more happened then ("apply BGPPeer/a +1"). `log` may hold any lines;
+/// those [`crate::sim::events::is_scenario_event`] picks are marked.
+pub fn event_markers(log: &[LogEntry]) -> Vec<charts::Marker> {
+    let mut out: Vec<(charts::Marker, usize)> = Vec::new();
+    for e in log
+        .iter()
+        .filter(|e| crate::sim::events::is_scenario_event(e))
+    {
+        let kind = if e.kind == "podDeleted" {
+            "deletePods"
+        } else {
+            e.kind
+        };
+        match out.last_mut() {
+            Some((m, more)) if m.time_us == e.time_us => *more += 1,
+            _ => out.push((
+                charts::Marker {
+                    time_us: e.time_us,
+                    label: format!("{kind} {}", e.subject),
+                },
+                0,
+            )),
+        }
+    }
+    out.into_iter()
+        .map(|(mut m, more)| {
+            if more > 0 {
+                m.label.push_str(&format!(" +{more}"));
+            }
+            m
+        })
+        .collect()
+}
+
 impl Report {
     /// Loc-RIB sizes of the nodes that speak BGP.
     pub fn rib_sizes(&self) -> Vec<(String, u64)> {
@@ -313,16 +349,22 @@ impl Report {
     }
 }
 
-/// Every chart of a run: pool utilisation and pods per node, plus BGP UPDATEs over time and
-/// Loc-RIB sizes when anything speaks BGP. The one place that decides which charts a run has.
+/// Every chart of a run: the pictures ([`pictures`]: topology, reachability, address maps),
+/// then pool utilisation and pods per node, plus BGP UPDATEs over time and Loc-RIB sizes when
+/// anything speaks BGP; the time charts share one axis and the scenario's events as markers.
+/// The one place that decides which charts a run has.
 pub fn run_charts(report: &Report, outcome: &Outcome) -> Vec<charts::Chart> {
     let rib_sizes = report.rib_sizes();
+    let markers = event_markers(&outcome.events.scenario_events);
     let mut inputs = charts::ChartInputs::new(report, &outcome.pool_usage);
+    inputs.markers = &markers;
     if report.bgp.is_some() {
         inputs.bgp_updates = Some(&outcome.bgp_updates);
         inputs.rib_sizes = Some(&rib_sizes);
     }
-    charts::render(&inputs)
+    let mut out = pictures::render(report, outcome);
+    out.extend(charts::render(&inputs));
+    out
 }
 
 /// `events.jsonl`: one JSON object per line.

@@ -254,6 +254,7 @@ fn pools(report: &Report) -> Section {
             ("blockSize", true),
             ("capacity", true),
             ("allocated", true),
+            ("pods", true),
             ("used", true),
             ("reserved", true),
             ("blocks", true),
@@ -269,6 +270,7 @@ fn pools(report: &Report) -> Section {
                     p.block_size.map_or_else(dash, |b| format!("/{b}")),
                     count(p.capacity),
                     count(p.allocated),
+                    count(pod_addresses(report, &p.name)),
                     percent(u128::from(p.allocated), p.capacity),
                     count(p.reserved),
                     count(p.blocks),
@@ -284,8 +286,9 @@ fn pools(report: &Report) -> Section {
         }
         blocks.push(Block::Table(table));
         blocks.push(Block::Paragraph(
-            "Allocated counts every address handed out, tunnel addresses included; \
-             used is allocated as a share of capacity."
+            "Allocated counts every address handed out, tunnel addresses included; pods counts \
+             the pods' addresses only, as the pool utilisation chart does; used is allocated as \
+             a share of capacity."
                 .to_string(),
         ));
     }
@@ -294,6 +297,15 @@ fn pools(report: &Report) -> Section {
         id: "pools",
         blocks,
     }
+}
+
+/// Pods holding an address of `pool`: what the pool utilisation chart counts.
+fn pod_addresses(report: &Report, pool: &str) -> usize {
+    report
+        .pods
+        .iter()
+        .filter(|p| p.ip.is_some() && p.pool.as_deref() == Some(pool))
+        .count()
 }
 
 fn node_table() -> Table {

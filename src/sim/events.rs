@@ -51,6 +51,28 @@ impl EventLevel {
     }
 }
 
+/// Log kinds that record a scenario event (SPEC §2.5 `events`): `addNode` per node of
+/// `addNodes`; `podDeleted` with the outcome "deleted" stands for `deletePods` (scaling down
+/// deletes pods too, but `scale` records that).
+const SCENARIO_EVENT_KINDS: [&str; 9] = [
+    "scale",
+    "nodeDown",
+    "nodeUp",
+    "deleteNode",
+    "addNode",
+    "linkDown",
+    "linkUp",
+    "apply",
+    "delete",
+];
+
+/// Whether a log line records a scenario event. Every log keeps these aside, whatever its
+/// level and destination ([`EventsWritten::scenario_events`]): the time charts mark them.
+pub fn is_scenario_event(entry: &LogEntry) -> bool {
+    SCENARIO_EVENT_KINDS.contains(&entry.kind)
+        || (entry.kind == "podDeleted" && entry.outcome == "deleted")
+}
+
 /// The per-UPDATE and per-route BGP line kinds: n² of them in an n-node cluster.
 pub const ROUTE_KINDS: [&str; 3] = ["update", "bestPathChanged", "routeRejected"];
 
@@ -70,6 +92,8 @@ pub struct EventLog {
     level: EventLevel,
     sink: Sink,
     lines: usize,
+    /// Scenario events' lines, whatever the level and sink.
+    scenario_events: Vec<LogEntry>,
 }
 
 impl std::fmt::Debug for EventLog {
@@ -94,6 +118,7 @@ impl EventLog {
             level,
             sink: Sink::Memory(Vec::new()),
             lines: 0,
+            scenario_events: Vec::new(),
         }
     }
 
@@ -103,6 +128,7 @@ impl EventLog {
             level: EventLevel::None,
             sink: Sink::Discard,
             lines: 0,
+            scenario_events: Vec::new(),
         }
     }
 
@@ -115,6 +141,7 @@ impl EventLog {
                 error: None,
             },
             lines: 0,
+            scenario_events: Vec::new(),
         }
     }
 
@@ -124,6 +151,9 @@ impl EventLog {
 
     /// Keeps `entry` if the level keeps its kind.
     pub fn push(&mut self, entry: LogEntry) {
+        if is_scenario_event(&entry) {
+            self.scenario_events.push(entry.clone());
+        }
         if !self.level.keeps(entry.kind) {
             return;
         }
@@ -159,7 +189,14 @@ impl EventLog {
                 (Vec::new(), error.map(|e| e.to_string()))
             }
         };
-        (log, EventsWritten { lines, error })
+        (
+            log,
+            EventsWritten {
+                lines,
+                error,
+                scenario_events: self.scenario_events,
+            },
+        )
     }
 }
 
@@ -170,6 +207,8 @@ pub struct EventsWritten {
     pub lines: usize,
     /// The first error writing a streamed log, if any.
     pub error: Option<String>,
+    /// The scenario events' lines, kept at every level (time-chart markers).
+    pub scenario_events: Vec<LogEntry>,
 }
 
 #[cfg(test)]
