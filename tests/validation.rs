@@ -644,8 +644,37 @@ fn an_event_has_exactly_one_action() {
         &check(&yaml),
         &[
             "s.yaml:12:3: events[0]: an event has exactly one action; this one has nodeDown, nodeUp",
-            "s.yaml:13:3: events[1]: an event needs exactly one action: scale, nodeDown, nodeUp, deleteNode, addNodes, linkDown, linkUp, deletePods, apply, delete",
+            "s.yaml:13:3: events[1]: an event needs exactly one action: scale, nodeDown, nodeUp, restartBgp, deleteNode, addNodes, linkDown, linkUp, deletePods, apply, delete",
             "s.yaml:14:3: events[2]: missing required field `at`",
+        ],
+    );
+}
+
+#[test]
+fn restart_bgp_needs_a_known_node_and_a_duration() {
+    let yaml = format!(
+        "{BASE}events:
+- {{at: 1s, restartBgp: {{node: n1x, downFor: 30s}}}}
+- {{at: 1s, restartBgp: {{node: n1}}}}
+- {{at: 1s, restartBgp: {{node: n1, downFor: 0s}}}}
+- {{at: 1s, restartBgp: {{node: n1, downFor: 3x}}}}
+- {{at: 1s, restartBgp: {{node: n1, downFor: 1s, down: 2s}}}}
+- {{at: 1s, restartBgp: n1}}
+- {{at: 2s, deleteNode: n2}}
+- {{at: 3s, restartBgp: {{node: n2, downFor: 1s}}}}
+"
+    );
+    assert_lines(
+        &check(&yaml),
+        &[
+            "s.yaml:12:31: events[0].restartBgp.node: no node named `n1x`; did you mean `n1`?",
+            "s.yaml:13:24: events[1].restartBgp: missing required field `downFor`",
+            "s.yaml:14:44: events[2].restartBgp.downFor: a restart takes some time: give a duration above 0",
+            "s.yaml:15:44: events[3].restartBgp.downFor: `3x` has an unknown unit `x`; use ns, us, ms, s, m or h",
+            "s.yaml:16:48: events[4].restartBgp.down: unknown field `down`; did you mean `downFor`?",
+            "s.yaml:17:3: events[5]: an event needs exactly one action: …",
+            "s.yaml:17:24: events[5].restartBgp: expected a mapping, found a string",
+            "s.yaml:19:31: events[7].restartBgp.node: node `n2` was deleted by an earlier event",
         ],
     );
 }

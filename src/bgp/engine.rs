@@ -45,6 +45,7 @@ use super::policy::{
     ExportKey, ExportSession, RouteClass, calico_export_filter, export_attrs, import_check,
     may_send,
 };
+use super::restart::{GracefulRestart, RestartEvent};
 use super::rib::{Advertised, Attrs, PathAttributes, PrefixId, Prefixes, Rib, RouteSource, Upsert};
 use super::underlay::{Underlay, pair_latencies};
 use super::{SessionId, SpeakerId};
@@ -91,6 +92,8 @@ pub enum BgpEvent {
         side: u8,
         epoch: u32,
     },
+    /// Graceful restart (`restart.rs`): a restart event of its own.
+    Restart(RestartEvent),
 }
 
 impl BgpEvent {
@@ -103,6 +106,7 @@ impl BgpEvent {
             BgpEvent::Flush { .. } => "updatesFlushed",
             BgpEvent::HoldExpired { .. } => "holdExpired",
             BgpEvent::MraiExpired { .. } => "mraiExpired",
+            BgpEvent::Restart(e) => e.kind(),
         }
     }
 }
@@ -116,6 +120,8 @@ pub type Scheduled = Vec<(SimTime, BgpEvent)>;
 pub struct UpdateBody {
     pub withdrawn: Vec<PrefixId>,
     pub announced: Vec<(PrefixId, Attrs)>,
+    /// The sender's initial table ends with this message (End-of-RIB, RFC 4724 §2).
+    pub end_of_rib: bool,
 }
 
 impl UpdateBody {
@@ -124,7 +130,7 @@ impl UpdateBody {
     }
 
     fn is_empty(&self) -> bool {
-        self.withdrawn.is_empty() && self.announced.is_empty()
+        self.withdrawn.is_empty() && self.announced.is_empty() && !self.end_of_rib
     }
 }
 
@@ -153,6 +159,7 @@ impl PendingBody {
         UpdateBody {
             withdrawn: self.withdrawn.into_vec(),
             announced: self.announced.into_vec(),
+            end_of_rib: false,
         }
     }
 }
@@ -294,6 +301,9 @@ pub enum BgpLogKind {
     BestPathChanged,
     Originated,
     Withdrawn,
+    /// Graceful restart: a peer's routes kept as stale, or stale routes flushed.
+    RoutesStale,
+    StaleFlushed,
 }
 
 impl BgpLogKind {
@@ -310,6 +320,8 @@ impl BgpLogKind {
             BgpLogKind::BestPathChanged => "bestPathChanged",
             BgpLogKind::Originated => "originated",
             BgpLogKind::Withdrawn => "withdrawn",
+            BgpLogKind::RoutesStale => "routesStale",
+            BgpLogKind::StaleFlushed => "staleFlushed",
         }
     }
 }
@@ -377,7 +389,7 @@ pub struct BestRoute {
 pub(super) struct SpeakerRt {
     pub(super) up: bool,
     pub(super) removed: bool,
-    incarnation: u32,
+    pub(super) incarnation: u32,
     /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
     pub(super) ebgp: Vec<SessionId>,
     pub(super) clients: Vec<SessionId>,
@@ -385,7 +397,7 @@ pub(super) struct SpeakerRt {
     /// Every session naming this speaker (including those to nobody).
     pub(super) all: Vec<SessionId>,
     pub(super) rib: Rib,
-    originated: BTreeSet<PrefixId>,
+    pub(super) originated: BTreeSet<PrefixId>,
     /// The nets of `originated`, for Calico's export filter.
     own: Vec<IpNet>,
     inbox: VecDeque<(u32, Update)>,
@@ -469,6 +481,8 @@ pub struct BgpEngine {
     ibgp_local_pref: Option<u32>,
     /// BIRD's timer jitter (`Timers::jitter`); without a source, timers are exact.
     jitter: Option<Box<dyn TimerJitter>>,
+    /// Graceful restart: stale routes kept by helpers, kernel tables of restarting speakers.
+    pub(super) restart: GracefulRestart,
 }
 
 impl BgpEngine {
@@ -519,6 +533,7 @@ impl BgpEngine {
             total_updates: 0,
             ibgp_local_pref: None,
             jitter: None,
+            restart: GracefulRestart::default(),
         }
     }
 
@@ -639,6 +654,7 @@ impl BgpEngine {
                 side,
                 epoch,
             } => self.on_mrai_expired(now, session, usize::from(side), epoch, &mut out),
+            BgpEvent::Restart(e) => self.on_restart_event(now, e, &mut out),
         }
         out
     }
@@ -700,6 +716,8 @@ impl BgpEngine {
         let Some(&s) = self.by_device.get(&device) else {
             return out;
         };
+        // A host dying takes its kernel routes with it, even while its daemon restarts.
+        self.restart_host_gone(s);
         if !self.rt[s.index()].up || self.rt[s.index()].removed {
             return out;
         }
@@ -755,8 +773,12 @@ impl BgpEngine {
         let name = self.name(s);
         for x in self.rt[s.index()].all.clone() {
             if self.sessions[x.index()].state == SessionState::Established {
-                // The peer never noticed the crash; the new OPEN replaces the old session
-                // (RFC 4271 §6.8), whose routes go.
+                // The peer never noticed the crash; the new connection replaces the old
+                // session (RFC 4271 §6.8) and, graceful restart being negotiated, the peer
+                // keeps its routes as stale until End-of-RIB (`restart.rs`).
+                if let Some(side) = self.sessions[x.index()].side_of(s) {
+                    self.start_helping(now, x, 1 - side, "a new connection replaced it", &mut out);
+                }
                 self.session_down(
                     now,
                     x,
@@ -782,6 +804,7 @@ impl BgpEngine {
         if self.rt[s.index()].removed {
             return out;
         }
+        self.restart_removed(now, s, &mut out);
         let name = self.name(s);
         for x in self.rt[s.index()].all.clone() {
             let reason = IdleReason::Removed {
@@ -895,6 +918,14 @@ impl BgpEngine {
             .is_some_and(|s| self.rt[s.index()].up)
     }
 
+    /// Whether the device forwards with BGP-learned routes: its daemon runs, or it restarts
+    /// and the kernel kept its routes (graceful restart).
+    pub fn forwards(&self, device: DeviceId) -> bool {
+        self.by_device
+            .get(&device)
+            .is_some_and(|s| self.rt[s.index()].up || self.restart.kernel(*s).is_some())
+    }
+
     /// Every session except those of deleted speakers and those a configuration change
     /// removed, in id order.
     pub fn sessions(&self) -> impl Iterator<Item = &Session> {
@@ -1006,6 +1037,10 @@ impl BgpEngine {
         let Some(&s) = self.by_device.get(&device) else {
             return Vec::new();
         };
+        // A restarting daemon's node forwards with what its kernel kept (`restart.rs`).
+        if let Some(kernel) = self.restart.kernel(s) {
+            return kernel.to_vec();
+        }
         self.rt[s.index()]
             .rib
             .destinations
@@ -1088,7 +1123,13 @@ impl BgpEngine {
         format!("{} – {}", self.name(sess.a), b)
     }
 
-    fn note(&mut self, time: SimTime, kind: BgpLogKind, subject: String, outcome: String) {
+    pub(super) fn note(
+        &mut self,
+        time: SimTime,
+        kind: BgpLogKind,
+        subject: String,
+        outcome: String,
+    ) {
         self.last_activity = self.last_activity.max(time);
         self.log.push(BgpLogEntry {
             time,
@@ -1302,6 +1343,7 @@ impl BgpEngine {
         }
         let sess = &self.sessions[x.index()];
         let Some(b) = sess.b else { return };
+        let sess_a = sess.a;
         let down = [sess.a, b].into_iter().find(|s| !self.rt[s.index()].up);
         let reason = match down {
             Some(s) => IdleReason::PeerDown {
@@ -1326,8 +1368,22 @@ impl BgpEngine {
             subject,
             format!("{what}: {reason}"),
         );
+        // A Calico node's BFD is `bfd graceful`: its side keeps the routes as stale. A hold
+        // timer expiry, or a router's `bfd on`, drops them (and any left stale before).
+        let mut graceful = false;
+        for side in 0..2 {
+            let end = if side == 0 { sess_a } else { b };
+            if self.settings.bfd.is_some() && self.speakers[end.index()].node.is_some() {
+                self.start_helping(now, x, side, "BFD session down", out);
+                graceful = true;
+            } else {
+                self.restart.forget(x, side);
+            }
+        }
         self.session_down(now, x, reason, out);
-        self.error_wait(now, x);
+        if !graceful {
+            self.error_wait(now, x);
+        }
     }
 
     /// Ends an Established (or connecting) session: both live ends drop the routes learned
@@ -1348,21 +1404,33 @@ impl BgpEngine {
         if !was_established {
             return;
         }
-        for s in ends {
-            if !self.rt[s.index()].up {
+        for (side, s) in ends.into_iter().enumerate() {
+            // A graceful-restart helper keeps them as stale (`restart.rs`).
+            if !self.rt[s.index()].up || self.restart.keeps(x, side) {
                 continue;
             }
             let source = RouteSource::Peer(x);
-            let affected: Vec<PrefixId> = self.rt[s.index()]
-                .rib
-                .destinations
-                .iter()
-                .filter(|(_, d)| d.routes.iter().any(|r| r.source() == source))
-                .map(|(p, _)| p)
-                .collect();
-            for p in affected {
+            for p in self.routes_from(s, source) {
                 self.set_route(now, s, p, source, None, out);
             }
+        }
+    }
+
+    /// The prefixes for which speaker `s` holds a route from `source`.
+    pub(super) fn routes_from(&self, s: SpeakerId, source: RouteSource) -> Vec<PrefixId> {
+        self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter(|(_, d)| d.routes.iter().any(|r| r.source() == source))
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// Some FIB changed at `now` (for `convergedWithin`).
+    pub(super) fn note_fib_change(&mut self, now: SimTime) {
+        if self.fib_change_times.last() != Some(&now) {
+            self.fib_change_times.push(now);
         }
     }
 
@@ -1426,7 +1494,7 @@ impl BgpEngine {
     // ----- speakers -----
 
     /// Forgets everything a speaker knew (a crash or a deletion).
-    fn wipe(&mut self, s: SpeakerId) {
+    pub(super) fn wipe(&mut self, s: SpeakerId) {
         let r = &mut self.rt[s.index()];
         r.up = false;
         r.incarnation += 1;
@@ -1437,7 +1505,13 @@ impl BgpEngine {
         r.rib.clear();
     }
 
-    fn insert_local(&mut self, now: SimTime, s: SpeakerId, p: PrefixId, out: &mut Scheduled) {
+    pub(super) fn insert_local(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        p: PrefixId,
+        out: &mut Scheduled,
+    ) {
         let attrs = Arc::new(PathAttributes::local(self.speakers[s.index()].address));
         self.set_route(now, s, p, RouteSource::Local, Some(attrs), out);
     }
@@ -1593,6 +1667,16 @@ impl BgpEngine {
                 Ok(()) => self.set_route(now, s, p, source, Some(attrs), out),
             }
         }
+        let body = &update.body;
+        if body.end_of_rib || !self.restart.is_idle() {
+            let touched: Vec<PrefixId> = body
+                .withdrawn
+                .iter()
+                .copied()
+                .chain(body.announced.iter().map(|(p, _)| *p))
+                .collect();
+            self.restart_on_update(now, s, x, &touched, body.end_of_rib, out);
+        }
     }
 
     // ----- deciding -----
@@ -1605,7 +1689,7 @@ impl BgpEngine {
 
     /// Sets (or, with `None`, removes) the candidate from `source` and re-runs the decision
     /// if it changed.
-    fn set_route(
+    pub(super) fn set_route(
         &mut self,
         now: SimTime,
         s: SpeakerId,
@@ -1715,8 +1799,10 @@ impl BgpEngine {
         }
         self.last_rib_change = now;
         let net = self.prefixes.net(p);
-        if fib_changed && self.fib_change_times.last() != Some(&now) {
-            self.fib_change_times.push(now);
+        // A restarting speaker forwards with its kernel's routes until recovery ends
+        // (`restart.rs`), which then notes the change if there is one.
+        if fib_changed && self.restart.kernel(s).is_none() {
+            self.note_fib_change(now);
         }
         if self.options.routes {
             let outcome = match self.rt[s.index()]
@@ -2136,6 +2222,8 @@ impl BgpEngine {
                 add(p, d.advertised.as_deref());
             }
         }
+        // End-of-RIB rides on the table; alone only when a peer waits for it (`restart.rs`).
+        batch.end_of_rib = !batch.announced.is_empty() || self.restart_wants_end_of_rib(x, side);
         self.send_one(now, s, x, batch, out);
     }
 

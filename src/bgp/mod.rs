@@ -12,6 +12,8 @@
 //!   next-hop rules.
 //! - [`engine`]: the timed state machine the simulator drives: sessions, UPDATEs, processing
 //!   queues, hold timers, MRAI, the log.
+//! - [`restart`]: graceful restart: helpers keeping a restarting peer's routes as stale, a
+//!   restarting speaker forwarding with its kernel's routes until End-of-RIB.
 //! - [`reconfigure`]: moving the running engine to a new plan when the configuration changes
 //!   or nodes join, keeping the sessions that did not change.
 //!
@@ -28,6 +30,7 @@ pub mod engine;
 pub mod peering;
 pub mod policy;
 pub mod reconfigure;
+pub mod restart;
 pub mod rib;
 mod underlay;
 

@@ -15,6 +15,7 @@ use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, Os, Topology};
 
 mod reconfigure;
+mod restart;
 
 /// One rack: its node count and each node's Calico settings.
 struct RackSpec {
@@ -623,7 +624,8 @@ fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
     // block leaves in the first UPDATE at E and arrives at E + 20us. r0n2 crashes at 10s.
     // Hold timer (SPEC §3.4): restarted by every message; r0n2's last message is that UPDATE
     // (its first KEEPALIVE would be at E + 80s), so r0n0 detects at E + 20us + 240s =
-    // 242.00006s, well before 10s + 240s. BFD: 1.5s after the crash.
+    // 242.00006s, well before 10s + 240s. BFD: 1.5s after the crash, and then the routes
+    // stay stale for the 120s restart time (`bfd graceful`).
     for (bfd, detected_at) in [
         (None, secs(242) + SimDuration::from_micros(60)),
         (
@@ -658,9 +660,15 @@ fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
             SessionState::Established
         );
         net.run_until(detected_at);
+        // BFD on Calico nodes is `bfd graceful`: the routes stay stale for the restart time.
+        let gone = match bfd {
+            Some(_) => detected_at + super::restart::RESTART_TIME,
+            None => detected_at,
+        };
+        net.run_until(gone);
         assert!(
             net.best("r0n0", "10.244.2.0/26").is_none(),
-            "detected at {detected_at}"
+            "detected at {detected_at}, gone at {gone}"
         );
         let s = net.session_between("r0n0", "r0n2");
         assert_eq!(s.state, SessionState::Idle);

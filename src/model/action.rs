@@ -1,6 +1,6 @@
 //! Scenario events (SPEC §2.5): the actions a scenario plays at given times.
 
-use super::time::SimTime;
+use super::time::{SimDuration, SimTime};
 use super::topology::{NewNode, RackId};
 
 /// An action at a time; actions at the same time run in file order.
@@ -19,6 +19,12 @@ pub enum Action {
     },
     NodeDown(String),
     NodeUp(String),
+    /// The node's BGP daemon dies and starts again after `down_for`; the host keeps
+    /// forwarding (graceful restart, REFERENCE §4.4).
+    RestartBgp {
+        node: String,
+        down_for: SimDuration,
+    },
     DeleteNode(String),
     AddNodes(AddNodes),
     LinkDown(String, String),
@@ -41,6 +47,7 @@ impl Action {
             Action::Scale { .. } => "scale",
             Action::NodeDown(_) => "nodeDown",
             Action::NodeUp(_) => "nodeUp",
+            Action::RestartBgp { .. } => "restartBgp",
             Action::DeleteNode(_) => "deleteNode",
             Action::AddNodes(_) => "addNodes",
             Action::LinkDown(..) => "linkDown",

@@ -1315,6 +1315,25 @@ impl Builder<'_> {
                     node_ref(&mut b, n, "nodeDown", &known).map(Action::NodeDown)
                 } else if let Some(n) = &e.node_up {
                     node_ref(&mut b, n, "nodeUp", &known).map(Action::NodeUp)
+                } else if let Some(r) = &e.restart_bgp {
+                    let r = &r.value;
+                    let fields = b.cx.at_key("restartBgp", |cx| {
+                        let mut b = Builder { cx, names: BTreeMap::new() };
+                        let node = b.require(&r.node, r.pos, "node")?.clone();
+                        let down_for = b.require(&r.down_for, r.pos, "downFor")?.clone();
+                        if down_for.value == SimDuration::ZERO {
+                            b.cx.at_key("downFor", |cx| cx.error(down_for.pos, "a restart takes some time: give a duration above 0"));
+                            return None;
+                        }
+                        Some((node, down_for.value))
+                    });
+                    fields.and_then(|(node, down_for)| {
+                        b.cx.at_key("restartBgp", |cx| {
+                            let mut b = Builder { cx, names: BTreeMap::new() };
+                            node_ref(&mut b, &node, "node", &known)
+                        })
+                        .map(|node| Action::RestartBgp { node, down_for })
+                    })
                 } else if let Some(n) = &e.delete_node {
                     let r = node_ref(&mut b, n, "deleteNode", &known);
                     if let Some(name) = &r {
@@ -2011,6 +2030,7 @@ fn event_has(e: &RawEvent, key: &str) -> bool {
         "scale" => e.scale.is_some(),
         "nodeDown" => e.node_down.is_some(),
         "nodeUp" => e.node_up.is_some(),
+        "restartBgp" => e.restart_bgp.is_some(),
         "deleteNode" => e.delete_node.is_some(),
         "addNodes" => e.add_nodes.is_some(),
         "linkDown" => e.link_down.is_some(),

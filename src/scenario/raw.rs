@@ -222,6 +222,8 @@ raw_struct! {
         /// Crash a node: its pods stop, peers drop its sessions after hold time (or BFD).
         node_down: String = "nodeDown",
         node_up: String = "nodeUp",
+        /// The node's BGP daemon restarts; its host keeps forwarding.
+        restart_bgp: RawRestartBgp = "restartBgp",
         delete_node: String = "deleteNode",
         add_nodes: RawAddNodes = "addNodes",
         /// Two device names: the ends of the link.
@@ -239,6 +241,7 @@ impl RawEvent {
         "scale",
         "nodeDown",
         "nodeUp",
+        "restartBgp",
         "deleteNode",
         "addNodes",
         "linkDown",
@@ -247,6 +250,14 @@ impl RawEvent {
         "apply",
         "delete",
     ];
+}
+
+raw_struct! {
+    /// `{node, downFor}`.
+    pub struct RawRestartBgp {
+        node: String = "node",
+        down_for: SimDuration = "downFor",
+    }
 }
 
 raw_struct! {

@@ -66,7 +66,7 @@ pub fn build(world: &World) -> Dataplane {
             .speakers()
             .iter()
             .map(|s| s.device)
-            .filter(|d| bgp.is_up(*d))
+            .filter(|d| bgp.forwards(*d))
             .collect();
         // Most nodes hold the same table: store the first node speaker's once and keep only
         // the differences per device.

@@ -957,6 +957,7 @@ impl<'s> Simulation<'s> {
         match action {
             Action::NodeDown(name) => self.node_down(&name, true),
             Action::NodeUp(name) => self.node_down(&name, false),
+            Action::RestartBgp { node, down_for } => self.restart_bgp(&node, down_for),
             Action::DeleteNode(name) => self.delete_node(&name),
             Action::AddNodes(add) => {
                 let mut added: Vec<NodeId> = Vec::new();
@@ -1223,6 +1224,33 @@ impl<'s> Simulation<'s> {
         }
         if !down {
             self.queue_retry();
+        }
+    }
+
+    /// `restartBgp`: the node's BGP daemon dies and comes back after `down_for`; the host,
+    /// its pods and its kernel routes stay (graceful restart, `bgp::restart`).
+    fn restart_bgp(&mut self, name: &str, down_for: SimDuration) {
+        let Some(id) = self.world.topology.node_by_name(name) else {
+            return self.record("restartBgp", name, "ignored: no such node");
+        };
+        let node = self.world.topology.node(id);
+        let (device, deleted, down) = (node.device, node.deleted, node.down);
+        let running = self.world.control.bgp.as_ref().map(|bgp| bgp.is_up(device));
+        let outcome = match running {
+            _ if deleted => "ignored: node deleted".to_string(),
+            _ if down => "ignored: node down".to_string(),
+            None => "ignored: no BGP in this scenario".to_string(),
+            Some(false) => "ignored: its BGP daemon is not running".to_string(),
+            Some(true) => format!("BGP daemon down for {down_for}"),
+        };
+        self.record("restartBgp", name, outcome);
+        if running == Some(true)
+            && !deleted
+            && !down
+            && let Some(bgp) = self.world.control.bgp.as_mut()
+        {
+            let scheduled = bgp.restart_bgp(self.now, device, down_for);
+            self.schedule_bgp(scheduled);
         }
     }
 
