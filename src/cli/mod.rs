@@ -292,7 +292,6 @@ pub struct SweepArgs {
     /// Shards running at once (`parallelism`; default: all).
     #[arg(long, requires = "emit_job")]
     pub parallelism: Option<u32>,
-    /// The container image with podnet on its PATH.
     /// The container image with podnet on its PATH (default: podnet:VERSION).
     #[arg(long, requires = "emit_job")]
     pub image: Option<String>,
