@@ -64,6 +64,23 @@ pub enum Event {
     Bgp(BgpEvent),
 }
 
+impl Event {
+    /// What the event is, for a person: `a BGP hold timer`.
+    fn describe(&self) -> &'static str {
+        match self {
+            Event::Scenario(_) => "a scenario event",
+            Event::CreatePod { .. } => "a pod creation",
+            Event::RetryPending => "a retry of Pending pods",
+            Event::IpamGc => "an IPAM garbage-collection check (kube-controllers)",
+            Event::Datastore { .. } => "a route reaching the nodes through the datastore",
+            Event::Bgp(BgpEvent::HoldExpired { .. }) => "a BGP hold timer",
+            Event::Bgp(BgpEvent::MraiExpired { .. }) => "a BGP MRAI timer",
+            Event::Bgp(BgpEvent::SessionEstablished { .. }) => "a BGP session coming up",
+            Event::Bgp(_) => "a BGP message",
+        }
+    }
+}
+
 /// kube-controllers releases an affine block found empty on two checks more than this apart.
 /// podnet checks when an address is released and once more just after this grace period, so
 /// a block left empty by a release loses its affinity exactly when the grace period ends.
@@ -178,6 +195,8 @@ pub struct LogEntry {
 pub struct Simulation<'s> {
     scenario: &'s Scenario,
     now: SimTime,
+    /// What the last event taken from the queue was, for [`EndReason::LastEvent`].
+    last_event: &'static str,
     queue: EventQueue<Event>,
     world: World,
     log: Vec<LogEntry>,
@@ -203,6 +222,8 @@ pub struct Simulation<'s> {
 #[derive(Debug)]
 pub struct Outcome {
     pub end: SimTime,
+    /// Why the run ended at `end` (SPEC §3.1).
+    pub ended: EndReason,
     pub world: World,
     pub log: Vec<LogEntry>,
     /// Snapshots at each distinct `at:` of the expectations, in time order.
@@ -212,6 +233,47 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// Pod addresses held per pool over time, for charts.
     pub pool_usage: PoolUsageSeries,
+}
+
+/// Which of SPEC §3.1's rules decided when a run ended: the latest of `until`, the latest
+/// expectation time and the last state change (ties credited in that order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// The scenario's `until` (or `--until`).
+    Until,
+    /// The latest `at:` of an expectation.
+    LatestExpectation,
+    /// The last event in the queue, a timer that ran out after the last state change and
+    /// changed nothing (`what`: `a BGP hold timer`).
+    LastEvent { what: &'static str },
+    /// The last state change; nothing left in the queue could change anything after it.
+    /// `kind` and `subject` are the last event-log entry of that instant, when there is one.
+    LastChange { kind: &'static str, subject: String },
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EndReason::Until => f.write_str("the scenario's `until`"),
+            EndReason::LastEvent { what } => write!(
+                f,
+                "the last event in the queue, {what}, which changed nothing; after it no \
+                 event was left (keepalives and the connect retries of Idle sessions do not \
+                 keep a run going)"
+            ),
+            EndReason::LatestExpectation => f.write_str("the latest expectation's `at:`"),
+            EndReason::LastChange { kind, subject } => {
+                f.write_str("the last state change")?;
+                if !kind.is_empty() {
+                    write!(f, " ({kind} {subject})")?;
+                }
+                f.write_str(
+                    "; nothing left could change the cluster after it (keepalives and the \
+                     connect retries of Idle sessions do not keep a run going)",
+                )
+            }
+        }
+    }
 }
 
 /// Pod addresses held in each pool over time: one sample per instant at which a count
@@ -291,6 +353,7 @@ impl<'s> Simulation<'s> {
         let mut sim = Simulation {
             scenario,
             now: SimTime::ZERO,
+            last_event: "",
             queue: EventQueue::new(),
             world: World {
                 topology,
@@ -366,6 +429,7 @@ impl<'s> Simulation<'s> {
         };
         debug_assert!(at >= self.now, "time never goes backwards");
         self.now = at;
+        self.last_event = event.describe();
         match event {
             Event::Scenario(i) => self.apply(i),
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
@@ -422,9 +486,26 @@ impl<'s> Simulation<'s> {
             .max(latest_at)
             .max(until.unwrap_or(SimTime::ZERO));
         self.now = self.now.max(end);
+        let ended = if until.is_some_and(|u| u == self.now) {
+            EndReason::Until
+        } else if at_times.last() == Some(&self.now) && latest_at >= self.last_change {
+            EndReason::LatestExpectation
+        } else if self.now > end {
+            EndReason::LastEvent {
+                what: self.last_event,
+            }
+        } else {
+            let at = self.last_change.as_micros();
+            let entry = self.log.iter().rev().find(|e| e.time_us <= at);
+            EndReason::LastChange {
+                kind: entry.map_or("", |e| e.kind),
+                subject: entry.map_or_else(String::new, |e| e.subject.clone()),
+            }
+        };
         let last = self.snapshot();
         Outcome {
             end: self.now,
+            ended,
             world: self.world,
             log: self.log,
             snapshots,
