@@ -150,9 +150,10 @@ fn malformed_yaml_is_located() {
         ),
         (
             "name: t\ntopology:\n  zones:\n   - name: a\n  x: 1\n y: 2\n",
-            // The topology mapping's keys (`zones`, `x`) start at line 3, column 3.
+            // ` y` at column 2 ends the topology mapping (keys at column 3), so the block it
+            // falls in is the top-level mapping (`name`, `topology`): line 1, column 1.
             &[
-                "s.yaml:6:2: invalid YAML: while parsing a block mapping, did not find expected key; the enclosing block began at line 3, column 3, so its entries are indented by 2 spaces",
+                "s.yaml:6:2: invalid YAML: while parsing a block mapping, did not find expected key; the enclosing block began at line 1, column 1, so its entries are indented by 0 spaces",
             ],
         ),
         (
