@@ -200,12 +200,15 @@ const SERVICES: &[(&str, usize)] = &[
 ];
 
 #[test]
+#[ignore = "needs ../shared/real-manifests beside the repository: .ci/run runs this with --ignored where it exists"]
 fn every_real_manifest_loads_or_is_refused_where_it_should_be() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/real-manifests");
-    if !corpus.is_dir() {
-        println!("skipped: ../shared/real-manifests not found");
-        return;
-    }
+    // Run on purpose (`--ignored`), a missing corpus is a failure, not a skip.
+    assert!(
+        corpus.is_dir(),
+        "{} not found: this test reads the real manifests beside the repository",
+        corpus.display()
+    );
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("real-manifests");
     std::fs::create_dir_all(&work).expect("create the scratch folder");
     let files = yaml_files(&corpus);

@@ -158,6 +158,7 @@ fn empty_report() -> Report {
         description: String::new(),
         seed: 0,
         end_time_us: 0,
+        ended_because: String::new(),
         summary: Summary {
             nodes: 0,
             pods: 0,
@@ -196,6 +197,7 @@ fn empty_report() -> Report {
         policy: None,
         connectivity: None,
         services: Vec::new(),
+        unreachable_causes: Vec::new(),
         expectations: Vec::new(),
         warnings: Vec::new(),
     }
@@ -251,4 +253,237 @@ fn unreachable_pairs_are_shown_when_given() {
     let page = html::render(&report, &[], Some(&groups));
     assert!(page.contains("<h2>Reachability</h2>"));
     assert!(page.contains("default/web-3 → default/web-0"));
+}
+
+/// `report.json` of `file` (or of YAML text) as a JSON value, with the outcome's summary.
+fn report_of(s: &scenario::Scenario) -> (serde_json::Value, Report) {
+    let outcome = Simulation::new(s).run();
+    let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last);
+    let report = Report::new(s, &outcome, results);
+    let json = serde_json::from_str(&report.to_json()).expect("report.json parses");
+    (json, report)
+}
+
+/// Every key SPEC §6.1 calls stable, as JSON pointers; `[]` stands for every element.
+const STABLE_KEYS: &[&str] = &[
+    "/podnet",
+    "/scenario",
+    "/seed",
+    "/endTimeUs",
+    "/summary/nodes",
+    "/summary/pods",
+    "/summary/podsRunning",
+    "/summary/podsPending",
+    "/summary/blocks",
+    "/summary/borrowedIps",
+    "/summary/bgpSessions",
+    "/summary/bgpSessionsEstablished",
+    "/summary/bgpUpdates",
+    "/summary/convergenceTimeUs",
+    "/summary/reachablePairs",
+    "/summary/podPairs",
+    "/summary/maxRibRoutes",
+    "/summary/maxFibRoutes",
+    "/pools/[]/name",
+    "/pools/[]/kind",
+    "/pools/[]/cidr",
+    "/pools/[]/blockSize",
+    "/pools/[]/capacity",
+    "/pools/[]/allocated",
+    "/pools/[]/reserved",
+    "/pools/[]/blocks",
+    "/pools/[]/mtu",
+    "/nodes/[]/name",
+    "/nodes/[]/zone",
+    "/nodes/[]/rack",
+    "/nodes/[]/ip",
+    "/nodes/[]/os",
+    "/nodes/[]/up",
+    "/nodes/[]/pods",
+    "/nodes/[]/blocks",
+    "/nodes/[]/borrowedIps",
+    "/nodes/[]/ribRoutes",
+    "/nodes/[]/fibRoutes",
+    "/pods/[]/name",
+    "/pods/[]/namespace",
+    "/pods/[]/workload",
+    "/pods/[]/node",
+    "/pods/[]/ip",
+    "/pods/[]/pool",
+    "/pods/[]/block",
+    "/pods/[]/borrowed",
+    "/pods/[]/status",
+    "/pods/[]/reason",
+    "/bgp/sessions",
+    "/bgp/sessions/[]/a",
+    "/bgp/sessions/[]/b",
+    "/bgp/sessions/[]/type",
+    "/bgp/sessions/[]/reflectorClient",
+    "/bgp/sessions/[]/state",
+    "/bgp/sessions/[]/reason",
+    "/unreachable",
+    "/unreachable/[]/reason",
+    "/unreachable/[]/stoppedAt",
+    "/unreachable/[]/count",
+    "/unreachable/[]/example/from",
+    "/unreachable/[]/example/to",
+    "/expectations",
+    "/expectations/[]/name",
+    "/expectations/[]/passed",
+    "/expectations/[]/expected",
+    "/expectations/[]/actual",
+    "/warnings",
+];
+
+/// The pointers in `key` that are missing from `json` (`[]` expands to every element).
+fn missing(json: &serde_json::Value, key: &str) -> Vec<String> {
+    match key.split_once("/[]") {
+        None => {
+            if json.pointer(key).is_some() {
+                Vec::new()
+            } else {
+                vec![key.to_string()]
+            }
+        }
+        Some((list, rest)) => match json.pointer(list).and_then(|v| v.as_array()) {
+            None => vec![list.to_string()],
+            Some(items) => items
+                .iter()
+                .enumerate()
+                .flat_map(|(i, item)| {
+                    missing(item, rest)
+                        .into_iter()
+                        .map(move |m| format!("{list}/{i}{m}"))
+                })
+                .collect(),
+        },
+    }
+}
+
+#[test]
+fn every_report_json_has_every_stable_key() {
+    let mut problems = Vec::new();
+    for file in scenario_files() {
+        let s = scenario::load(&file).expect("loads");
+        let (json, _) = report_of(&s);
+        for key in STABLE_KEYS {
+            for m in missing(&json, key) {
+                problems.push(format!("{}: {m}", file.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The quick start with `events:` and `expect:` replaced by `tail`.
+fn quickstart_with(extra_resources: &str, tail: &str) -> scenario::Scenario {
+    let text = podnet::cli::QUICKSTART;
+    let head = &text[..text.find("\nevents:").expect("events")];
+    let head = head.replace("\nworkloads:", &format!("{extra_resources}\nworkloads:"));
+    scenario::load_str("quickstart.yaml", &format!("{head}\n{tail}"))
+        .unwrap_or_else(|d| panic!("{d}"))
+}
+
+#[test]
+fn a_bgppeer_at_a_tor_that_does_not_speak_bgp_is_the_answer_not_a_footnote() {
+    // No mesh, and one global BGPPeer at tor-rack-a1 (10.1.1.1), which does not speak BGP
+    // (fabric.bgp is false): each of the 12 nodes has one session, and it stays Idle
+    // (SPEC §3.4). Without BGP routes a node reaches only its own pods: 24 pods, 2 per node
+    // (24 / 12, spread evenly), so 12 × 2 × 1 = 24 of 24 × 23 = 552 ordered pairs deliver
+    // and the other 528 all share the one cause.
+    let s = quickstart_with(
+        "
+- apiVersion: projectcalico.org/v3
+  kind: BGPConfiguration
+  metadata: {name: default}
+  spec: {nodeToNodeMeshEnabled: false}
+- apiVersion: projectcalico.org/v3
+  kind: BGPPeer
+  metadata: {name: to-tor}
+  spec: {peerIP: 10.1.1.1, asNumber: 64512}
+",
+        "",
+    );
+    let (json, report) = report_of(&s);
+    let reason = "BGPPeer to-tor: peerIP 10.1.1.1 is tor-rack-a1, which does not speak BGP \
+                  (topology.fabric.bgp is false)";
+    let summary = report.summary_text();
+    assert!(
+        summary.contains("  bgp: 0 of 12 sessions Established"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "    12 Idle: {reason} (e.g. a1-control – 10.1.1.1)"
+        )),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("  reachability: 24 of 552 pod pairs delivered"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "    528 BGP session not Established: Idle: {reason}"
+        )),
+        "{summary}"
+    );
+    assert_eq!(json["unreachableCauses"].as_array().map(Vec::len), Some(1));
+    // One warning per Idle session.
+    let idle_warnings = report
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("BGP session ") && w.ends_with(reason))
+        .count();
+    assert_eq!(idle_warnings, 12);
+    let md = markdown::render(&report, &[], Some(&report.unreachable));
+    assert!(md.contains("## BGP"), "{md}");
+    assert!(
+        md.contains(&format!("| **Idle** | {reason} | 12 |")),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_node_left_down_is_one_cause_with_its_event() {
+    // a2-w-1 goes down at 30s and stays down. Its 2 pods (24 over 12 nodes) keep their
+    // addresses but nothing reaches them or leaves them: each sends to 23 others and each of
+    // the 22 others sends to both, 2 × 23 + 22 × 2 = 90 ordered pairs, all caused by the one
+    // nodeDown event, whichever device the packets stop at.
+    let s = quickstart_with("", "events:\n- {at: 30s, nodeDown: a2-w-1}\n");
+    let (json, report) = report_of(&s);
+    let causes = json["unreachableCauses"].as_array().expect("causes");
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    assert_eq!(causes[0]["cause"], "node-down");
+    assert_eq!(causes[0]["detail"], "a2-w-1 is down");
+    assert_eq!(causes[0]["count"], 90);
+    assert_eq!(causes[0]["event"]["kind"], "nodeDown");
+    assert_eq!(causes[0]["event"]["timeUs"], 30_000_000);
+    let summary = report.summary_text();
+    assert!(
+        summary.contains("    90 node down: a2-w-1 is down, since nodeDown a2-w-1 at 30s (e.g. "),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_summary_says_why_the_run_ended() {
+    // `until` later than anything else decides (SPEC §3.1).
+    let s = quickstart_with("", "until: 10m\n");
+    let (_, report) = report_of(&s);
+    assert_eq!(report.end_time_us, 600_000_000);
+    assert!(
+        report
+            .summary_text()
+            .starts_with("quickstart (seed 1), ended at 10m\n  ended by: the scenario's `until`\n")
+    );
+    // Without it, an expectation at 1h (later than any change of the quick start: its last
+    // event is at 2m and BGP settles within seconds of it) decides.
+    let s = quickstart_with("", "expect:\n- {allocationFailures: 0, at: 1h}\n");
+    let (_, report) = report_of(&s);
+    assert!(
+        report
+            .summary_text()
+            .contains("ended at 1h\n  ended by: the latest expectation's `at:`\n")
+    );
 }

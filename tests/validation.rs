@@ -150,11 +150,18 @@ fn malformed_yaml_is_located() {
         ),
         (
             "name: t\ntopology:\n  zones:\n   - name: a\n  x: 1\n y: 2\n",
-            &["s.yaml:6:2: invalid YAML: while parsing a block mapping, did not find expected key"],
+            // ` y` at column 2 ends the topology mapping (keys at column 3), so the block it
+            // falls in is the top-level mapping (`name`, `topology`): line 1, column 1.
+            &[
+                "s.yaml:6:2: invalid YAML: while parsing a block mapping, did not find expected key; the enclosing block began at line 1, column 1, so its entries are indented by 0 spaces",
+            ],
         ),
         (
             "name: t\ntopology:\n\tzones: []\n",
-            &["s.yaml:3:2: invalid YAML: tabs disallowed within this context (block indentation)"],
+            // The top-level mapping (`name`, `topology`) begins at line 1, column 1.
+            &[
+                "s.yaml:3:2: invalid YAML: tabs disallowed within this context (block indentation); the enclosing block began at line 1, column 1, so its entries are indented by 0 spaces",
+            ],
         ),
         (
             "name: t\nname: u\n",
@@ -790,8 +797,28 @@ fn a_relative_include_appends_its_workloads_and_expectations() {
     let workloads: Vec<&str> = s.workloads.iter().map(|w| w.name.as_str()).collect();
     assert_eq!(workloads, ["web", "db"]);
     let expectations: Vec<&str> = s.expectations.iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(expectations, ["pods #1 workload web", "pod #2 db-0"]);
+    assert_eq!(expectations, ["pods workload web", "pod db-0"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn expectation_names_come_from_their_content_not_their_position() {
+    // JUnit test names must not change when an expectation is inserted above others: a name
+    // is the given `name:`, else the kind, summary and `at:`; identical ones are numbered.
+    let names = |expect: &str| -> Vec<String> {
+        let text = format!("{BASE}workloads: [{{name: web, replicas: 2}}]\nexpect:\n{expect}");
+        let s = podnet::scenario::load_str("names.yaml", &text).expect("valid");
+        s.expectations.into_iter().map(|e| e.name).collect()
+    };
+    let before =
+        names("- pods: {of: {workload: web}, running: 2}\n- {allocationFailures: 0, at: 1m30s}\n");
+    let after = names(
+        "- {name: first, allocationFailures: 0}\n- pods: {of: {workload: web}, running: 2}\n- {allocationFailures: 0, at: 1m30s}\n- {allocationFailures: 0, at: 1m30s}\n",
+    );
+    assert_eq!(before[..], after[1..3]);
+    assert_eq!(after[0], "first");
+    assert_eq!(after[3], format!("{} (2)", after[2]));
+    assert!(after[2].ends_with(" at 1m30s"), "{after:?}");
 }
 
 #[test]
@@ -1035,4 +1062,17 @@ fn a_huge_selector_does_not_crash() {
     for line in &lines {
         assert!(line.starts_with("s.yaml:15:"), "{line}");
     }
+}
+
+#[test]
+fn a_broken_rack_subnet_does_not_make_its_nodes_unknown() {
+    // The subnet is the one mistake: the event and the expectation naming n1 must not add
+    // "no node named `n1`" errors of their own.
+    let yaml = BASE.replace("10.0.0.0/24", "10.0.0.0/33")
+        + "events:\n- {at: 1m, nodeDown: n1}\nexpect:\n- pods: {of: {node: n1}, running: 0}\n";
+    let lines = check(&yaml);
+    assert_lines(
+        &lines,
+        &["s.yaml:7:15: topology.zones[0].racks[0].subnet: …"],
+    );
 }

@@ -441,6 +441,9 @@ pub(super) struct SessionRt {
     error_until: SimTime,
     startup_delay: SimDuration,
     last_error: Option<SimTime>,
+    /// Times the session went down from Established (a session that did so more than once
+    /// flapped; reports warn about it).
+    pub(super) downs: u32,
 }
 
 const VISIT_EBGP: u8 = 1;
@@ -934,6 +937,11 @@ impl BgpEngine {
             .filter(|s| !s.reason.as_ref().is_some_and(IdleReason::is_gone))
     }
 
+    /// How many times session `id` went down after being Established.
+    pub fn session_downs(&self, id: SessionId) -> u32 {
+        self.srt[id.index()].downs
+    }
+
     pub fn session(&self, id: SessionId) -> &Session {
         &self.sessions[id.index()]
     }
@@ -1144,9 +1152,11 @@ impl BgpEngine {
         if sess.state != SessionState::Idle {
             self.last_state_change = now;
         }
+        let was_established = sess.state == SessionState::Established;
         sess.state = SessionState::Idle;
         sess.reason = Some(reason);
         let r = &mut self.srt[x.index()];
+        r.downs += u32::from(was_established);
         r.epoch += 1;
         r.detecting = None;
         r.idle_since = now;

@@ -23,7 +23,11 @@ pub fn run(args: &PolicyArgs) -> i32 {
                 .iter()
                 .find(|p| p.namespace == ns && p.name == name)
             else {
-                eprintln!("--pod: no pod `{}` at {}us", args.pod, snap.time_us);
+                eprintln!(
+                    "--pod: no pod `{}` at {}",
+                    args.pod,
+                    crate::report::sections::time(snap.time_us)
+                );
                 return exit::INVALID;
             };
             let endpoints = crate::sim::policy::endpoints(world, &scenario.workloads);
@@ -109,7 +113,10 @@ impl View {
     }
 
     fn text(&self, pod: &str, time_us: u64) -> String {
-        let mut out = format!("policy of {pod} at {time_us}us\n");
+        let mut out = format!(
+            "policy of {pod} at {}\n",
+            crate::report::sections::time(time_us)
+        );
         if !self.enforced {
             out.push_str("no policy is enforced in this scenario at this time\n");
         }

@@ -83,9 +83,9 @@ pub fn run(args: &RoutesArgs) -> i32 {
                 match args.format {
                     Format::Text => {
                         outln!(
-                            "Table master of {} at {}us ({} prefixes):",
+                            "Table master of {} at {} ({} prefixes):",
                             args.node,
-                            snap.time_us,
+                            crate::report::sections::time(snap.time_us),
                             rib.len()
                         );
                         for entry in &rib {

@@ -227,7 +227,10 @@ pub(super) fn text(
     c: &Connection,
     packet: Option<&Packet>,
 ) -> String {
-    let mut out = format!("trace {from} -> {to_text} ({to}) at {}us\n", snap.time_us);
+    let mut out = format!(
+        "trace {from} -> {to_text} ({to}) at {}\n",
+        crate::report::sections::time(snap.time_us)
+    );
     if let Some(p) = packet {
         out.push_str(&format!("packet: {p}\n"));
         match &c.egress {

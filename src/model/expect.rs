@@ -190,7 +190,8 @@ text_enum! {
 /// One expectation with its name and the time it is checked at.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expectation {
-    /// The given name, or the kind, position and a short rendering (`reachable #3 a -> b`).
+    /// The given name, or the kind and a short rendering (`reachable a -> b`, with ` at T` when
+    /// timed, numbered ` (2)` among identical ones): content, not position.
     pub name: String,
     /// `None`: at the end of the simulation.
     pub at: Option<SimTime>,

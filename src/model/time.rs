@@ -86,26 +86,55 @@ impl Sub for SimTime {
 }
 
 impl fmt::Display for SimDuration {
-    /// The shortest exact rendering with a unit: `0s`, `250us`, `1.5s`, `2m`, `1h`.
+    /// The way durations are written in scenarios (SPEC §1): hours and minutes as whole
+    /// components, then seconds with an exact decimal fraction — `4m30s`, `1h5s`,
+    /// `3m51.150093s`, `1.5s`; below a second the largest unit that keeps the number at
+    /// least 1 — `250ms`, `1.5ms`, `250us`, `7ns`; zero is `0s`. Exact, so
+    /// `scenario::duration::parse_duration` reads back the same span.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const UNITS: [(&str, u64); 6] = [
-            ("h", 3_600_000_000_000),
-            ("m", 60_000_000_000),
-            ("s", 1_000_000_000),
-            ("ms", 1_000_000),
-            ("us", 1_000),
-            ("ns", 1),
-        ];
-        if self.0 == 0 {
+        const HOUR: u64 = 3_600_000_000_000;
+        const MINUTE: u64 = 60_000_000_000;
+        const SECOND: u64 = 1_000_000_000;
+        let ns = self.0;
+        if ns == 0 {
             return f.write_str("0s");
         }
-        // Nanoseconds divide everything, so a unit is always found.
-        let (unit, scale) = UNITS
-            .into_iter()
-            .find(|(_, scale)| self.0.is_multiple_of(*scale))
-            .unwrap_or(("ns", 1));
-        write!(f, "{}{unit}", self.0 / scale)
+        if ns < SECOND {
+            let (unit, scale) = [("ms", 1_000_000), ("us", 1_000), ("ns", 1)]
+                .into_iter()
+                .find(|&(_, scale)| ns >= scale)
+                .unwrap_or(("ns", 1));
+            return write_decimal(f, ns, scale, unit);
+        }
+        let mut out = String::new();
+        if ns >= HOUR {
+            out.push_str(&format!("{}h", ns / HOUR));
+        }
+        if ns % HOUR >= MINUTE {
+            out.push_str(&format!("{}m", ns % HOUR / MINUTE));
+        }
+        f.write_str(&out)?;
+        let rest = ns % MINUTE;
+        if rest > 0 {
+            write_decimal(f, rest, SECOND, "s")?;
+        }
+        Ok(())
     }
+}
+
+/// `value / scale` with the exact decimal fraction, trailing zeros dropped, then `unit`.
+/// `scale` is a power of ten.
+fn write_decimal(f: &mut fmt::Formatter<'_>, value: u64, scale: u64, unit: &str) -> fmt::Result {
+    let (whole, mut frac) = (value / scale, value % scale);
+    if frac == 0 {
+        return write!(f, "{whole}{unit}");
+    }
+    let mut digits = scale.ilog10() as usize;
+    while frac % 10 == 0 {
+        frac /= 10;
+        digits -= 1;
+    }
+    write!(f, "{whole}.{frac:0digits$}{unit}")
 }
 
 impl fmt::Display for SimTime {
@@ -121,8 +150,8 @@ impl schemars::JsonSchema for SimDuration {
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "string",
-            "description": "A duration with a unit: 250us, 10ms, 1.5s, 2m, 1h (at most 24h).",
-            "pattern": "^[0-9]*\\.?[0-9]+(ns|us|ms|s|m|h)$"
+            "description": "A duration with a unit: 250us, 10ms, 1.5s, 2m, 1h, or compound: 4m59s, 1h30m (at most 24h).",
+            "pattern": "^([0-9]*\\.?[0-9]+(ns|us|ms|s|m|h))+$"
         })
     }
 }
@@ -132,15 +161,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations_render_with_the_largest_exact_unit() {
-        assert_eq!(SimDuration::ZERO.to_string(), "0s");
-        assert_eq!(SimDuration::from_micros(250).to_string(), "250us");
-        assert_eq!(SimDuration::from_millis(1500).to_string(), "1500ms");
-        assert_eq!(SimDuration::from_secs(120).to_string(), "2m");
-        assert_eq!(
-            SimDuration::from_nanos(1_500_000_001).to_string(),
-            "1500000001ns"
-        );
+    fn durations_render_as_they_are_written() {
+        let cases = [
+            (SimDuration::ZERO, "0s"),
+            (SimDuration::from_nanos(7), "7ns"),
+            (SimDuration::from_micros(250), "250us"),
+            (SimDuration::from_nanos(1_500), "1.5us"),
+            (SimDuration::from_millis(250), "250ms"),
+            (SimDuration::from_micros(1_500), "1.5ms"),
+            (SimDuration::from_millis(1500), "1.5s"),
+            (SimDuration::from_secs(120), "2m"),
+            (SimDuration::from_secs(270), "4m30s"),
+            (SimDuration::from_secs(3600), "1h"),
+            (SimDuration::from_secs(3605), "1h5s"),
+            (SimDuration::from_secs(5400), "1h30m"),
+            // The quick start's end before this change printed as `231150093us`.
+            (SimDuration::from_micros(231_150_093), "3m51.150093s"),
+            (SimDuration::from_nanos(1_500_000_001), "1.500000001s"),
+            (SimDuration::from_nanos(60_000_000_001), "1m0.000000001s"),
+        ];
+        for (d, text) in cases {
+            assert_eq!(d.to_string(), text, "{d:?}");
+        }
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! The facts come from [`super::sections`], shared with `report.html`. Charts are linked as
 //! images (`pool-utilisation.svg`, …) because `podnet run` writes them beside this file.
 //! Text from the scenario is escaped only where it would break the layout: `|` in tables,
-//! `<`/`>` everywhere (so a name is never read as HTML), and line breaks inside a cell.
+//! `<`/`>` everywhere with a backslash (so a name is never read as HTML, and the file reads
+//! as plain text: no HTML entities), and line breaks inside a cell.
 
 use super::Report;
 use super::charts::Chart;
@@ -85,7 +86,7 @@ fn table_to(out: &mut String, table: &Table) {
 }
 
 fn text(s: &str) -> String {
-    s.replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('<', "\\<").replace('>', "\\>")
 }
 
 fn cell_text(s: &str) -> String {
@@ -102,9 +103,6 @@ mod tests {
         table.push_toned(vec!["x|y\nz <b>".to_string(), "1".to_string()], Tone::Bad);
         let mut out = String::new();
         table_to(&mut out, &table);
-        assert_eq!(
-            out,
-            "| a | n |\n|---|---:|\n| **x\\|y z &lt;b&gt;** | 1 |\n"
-        );
+        assert_eq!(out, "| a | n |\n|---|---:|\n| **x\\|y z \\<b\\>** | 1 |\n");
     }
 }

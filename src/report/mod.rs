@@ -2,9 +2,11 @@
 //!
 //! [`Report`] is built from a scenario, its simulation outcome and the expectation verdicts,
 //! and is the single source for every output format, so `report.json`, the text summary and
-//! `podnet check` cannot disagree. Keys are the stable ones of SPEC §6.1; a key appears only
-//! when podnet computes it.
+//! `podnet check` cannot disagree. Every key SPEC §6.1 calls stable is present in every
+//! report: counts that do not apply (BGP on a VXLAN or Spiderpool cluster) are 0 and lists
+//! are empty, never missing.
 
+pub mod bgp;
 pub mod charts;
 pub mod dot;
 pub mod html;
@@ -19,14 +21,19 @@ pub mod unreachable;
 
 use serde::Serialize;
 
+use crate::forwarding::{PodKey, Source};
 use crate::model::topology::DeviceKind;
 use crate::model::workload::PodStatus;
 use crate::policy::audit::{Connection, PolicyAudit};
 use crate::scenario::Scenario;
 use crate::sim::expect::ExpectationResult;
-use crate::sim::snapshot::{NodeRow, PodRow, PoolRow, SessionRow};
+use crate::sim::snapshot::{NodeRow, PodRow, PoolRow, SessionRow, zero_when_absent};
 use crate::sim::{LogEntry, Outcome};
+use sections::{count, noun};
 use unreachable::{PairExample, UnreachableGroup};
+
+/// Warnings the text summary prints; the rest are counted (report.json has them all).
+pub const SUMMARY_WARNINGS: usize = 20;
 
 /// `report.json`.
 #[derive(Clone, Debug, Serialize)]
@@ -37,13 +44,16 @@ pub struct Report {
     pub description: String,
     pub seed: u64,
     pub end_time_us: u64,
+    /// Why the run ended at `endTimeUs` (SPEC §3.1: `until`, the latest expectation, or the
+    /// last state change).
+    pub ended_because: String,
     pub summary: Summary,
     pub topology: TopologySummary,
     pub pools: Vec<PoolRow>,
     pub nodes: Vec<NodeRow>,
     pub pods: Vec<PodRow>,
-    /// BGP sessions, when anything speaks BGP.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// BGP sessions, when anything speaks BGP (an empty list in `report.json` otherwise).
+    #[serde(serialize_with = "zero_when_absent")]
     pub bgp: Option<BgpSection>,
     /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
     pub unreachable: Vec<UnreachableGroup>,
@@ -56,11 +66,13 @@ pub struct Report {
     /// Services with their endpoints (SPEC §7), when the scenario has any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<services::ServiceRow>,
+    /// The same pairs grouped by root cause, largest first.
+    pub unreachable_causes: Vec<unreachable::Cause>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct BgpSection {
     pub sessions: Vec<SessionRow>,
 }
@@ -83,18 +95,18 @@ pub struct Summary {
     /// n(n−1).
     pub reachable_pairs: u64,
     pub pod_pairs: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "zero_when_absent")]
     pub max_fib_routes: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "zero_when_absent")]
     pub bgp_sessions: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "zero_when_absent")]
     pub bgp_sessions_established: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "zero_when_absent")]
     pub bgp_updates: Option<u64>,
     /// SPEC §2.6 `convergedWithin` at the end of the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "zero_when_absent")]
     pub convergence_time_us: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "zero_when_absent")]
     pub max_rib_routes: Option<usize>,
 }
 
@@ -120,6 +132,9 @@ impl Report {
         let last = &outcome.last;
         let mut warnings = scenario.warning_lines();
         warnings.extend(outcome.notes.iter().cloned());
+        if let Some(b) = &last.bgp {
+            warnings.extend(bgp::session_warnings(&b.sessions));
+        }
         let passed = expectations.iter().filter(|e| e.passed).count();
         let reach = last.reachability();
         let pod_name = |key| {
@@ -128,7 +143,7 @@ impl Report {
                 |p| format!("{}/{}", p.namespace, p.name),
             )
         };
-        let unreachable = reach
+        let unreachable: Vec<UnreachableGroup> = reach
             .groups
             .iter()
             .map(|g| UnreachableGroup {
@@ -159,12 +174,34 @@ impl Report {
             Some(a) => (Some(a.policy), Some(a.connectivity)),
             None => (None, None),
         };
+        let facts: Vec<unreachable::GroupFacts<'_>> = reach
+            .groups
+            .iter()
+            .zip(&unreachable)
+            .map(|(g, group)| unreachable::GroupFacts {
+                group,
+                example: g.example,
+                path: example_path(last, g.example),
+            })
+            .collect();
+        let no_sessions = Vec::new();
+        let unreachable_causes = unreachable::causes(
+            &unreachable::CauseInputs {
+                pods: &last.pods,
+                nodes: &last.nodes,
+                sessions: last.bgp.as_ref().map_or(&no_sessions, |b| &b.sessions),
+                topology: topo,
+                log: &outcome.events.scenario_events,
+            },
+            &facts,
+        );
         Report {
             podnet: env!("CARGO_PKG_VERSION"),
             scenario: scenario.name.clone(),
             description: scenario.description.clone(),
             seed: scenario.seed,
             end_time_us: outcome.end.as_micros(),
+            ended_because: outcome.ended.to_string(),
             summary: Summary {
                 nodes: last.nodes.len(),
                 pods: last.pods.len(),
@@ -209,6 +246,7 @@ impl Report {
             policy,
             connectivity,
             services: services::rows(last, &outcome.endpoints),
+            unreachable_causes,
             expectations,
             warnings,
         }
@@ -227,44 +265,53 @@ impl Report {
         let s = &self.summary;
         let t = &self.topology;
         let mut out = format!(
-            "{} (seed {}), ended at {}\n  topology: {} zones, {} racks, {} nodes, {} routers, {} links ({} down)\n  \
-             pods: {} ({} running, {} pending, {} unknown), {} allocation failures\n  \
-             ipam: {} blocks, {} borrowed addresses\n",
+            "{} (seed {}), ended at {}\n  ended by: {}\n  topology: {}, {}, {}, {}, {} ({} down)\n  \
+             pods: {} ({} running, {} pending, {} unknown), {}\n  \
+             ipam: {}, {}\n",
             self.scenario,
             self.seed,
-            crate::model::time::SimTime::from_nanos(self.end_time_us * 1000),
-            t.zones,
-            t.racks,
-            s.nodes,
-            t.routers,
-            t.links,
-            t.links_down,
-            s.pods,
-            s.pods_running,
-            s.pods_pending,
-            s.pods_unknown,
-            s.allocation_failures,
-            s.blocks,
-            s.borrowed_ips
+            sections::time(self.end_time_us),
+            self.ended_because,
+            noun(t.zones, "zone"),
+            noun(t.racks, "rack"),
+            noun(s.nodes, "node"),
+            noun(t.routers, "router"),
+            noun(t.links, "link"),
+            count(t.links_down),
+            count(s.pods),
+            count(s.pods_running),
+            count(s.pods_pending),
+            count(s.pods_unknown),
+            noun(s.allocation_failures, "allocation failure"),
+            noun(s.blocks, "block"),
+            noun(s.borrowed_ips, "borrowed address")
         );
+        out.extend(bgp::summary_lines(self));
         out.push_str(&format!(
-            "  reachability: {} of {} pod pairs delivered\n",
-            s.reachable_pairs, s.pod_pairs
+            "  reachability: {} of {} delivered\n",
+            count(s.reachable_pairs),
+            noun(s.pod_pairs, "pod pair")
         ));
-        for u in &self.unreachable {
-            out.push_str(&format!(
-                "    {} {} at {} (e.g. {} -> {})\n",
-                u.count, u.reason, u.stopped_at, u.example.from, u.example.to
-            ));
-        }
+        out.push_str(&unreachable::summary_lines(&self.unreachable_causes));
         for p in &self.pools {
             out.push_str(&format!(
-                "  pool {} {}: {} allocated of {}, {} blocks, MTU {}\n",
-                p.name, p.cidr, p.allocated, p.capacity, p.blocks, p.mtu
+                "  pool {} {}: {} allocated of {}, {}, MTU {}\n",
+                p.name,
+                p.cidr,
+                count(p.allocated),
+                count(p.capacity),
+                noun(p.blocks, "block"),
+                p.mtu
             ));
         }
-        for w in &self.warnings {
+        for w in self.warnings.iter().take(SUMMARY_WARNINGS) {
             out.push_str(&format!("  warning: {w}\n"));
+        }
+        if self.warnings.len() > SUMMARY_WARNINGS {
+            out.push_str(&format!(
+                "  … {} more in report.json\n",
+                noun(self.warnings.len() - SUMMARY_WARNINGS, "warning")
+            ));
         }
         if !self.expectations.is_empty() {
             out.push_str(&format!(
@@ -274,6 +321,28 @@ impl Report {
         }
         out
     }
+}
+
+/// The devices the example pair's packet visits, by name, as `podnet trace` walks them.
+fn example_path(
+    snap: &crate::sim::snapshot::Snapshot,
+    (from, to): (PodKey, PodKey),
+) -> Vec<String> {
+    let Some(dst) = snap
+        .pods
+        .iter()
+        .find(|p| p.key == to)
+        .and_then(|p| p.ip.as_deref())
+        .and_then(|ip| ip.parse().ok())
+    else {
+        return Vec::new();
+    };
+    crate::forwarding::trace(&snap.dataplane, Source::Pod(from), dst).map_or_else(Vec::new, |t| {
+        t.path()
+            .into_iter()
+            .map(|d| snap.devices.get(d.index()).cloned().unwrap_or_default())
+            .collect()
+    })
 }
 
 /// The scenario's events as time-chart markers: one per instant, labelled with its first

@@ -117,9 +117,15 @@ pub fn title(report: &Report) -> String {
 /// Every section, in reading order. `unreachable` is `None` until reachability is computed,
 /// and then the section appears.
 pub fn sections(report: &Report, unreachable: Option<&[UnreachableGroup]>) -> Vec<Section> {
-    let mut out = vec![summary(report), pools(report), nodes(report), pods(report)];
-    out.extend(unreachable::section(unreachable));
+    // The answers first: what reaches what and why not, the policy and the BGP behind it.
+    let mut out = vec![summary(report)];
+    out.extend(unreachable::section(
+        unreachable,
+        &report.unreachable_causes,
+    ));
     out.extend(super::policy::section(report));
+    out.push(super::bgp::section(report));
+    out.extend([pools(report), nodes(report), pods(report)]);
     out.push(expectations(report));
     out.push(Section {
         title: "Charts",
@@ -210,10 +216,11 @@ fn summary(report: &Report) -> Section {
         blocks.push(Block::Paragraph(report.description.clone()));
     }
     blocks.push(Block::Paragraph(format!(
-        "Simulated until {} with seed {} by podnet {}. {verdict}",
+        "Simulated until {} with seed {} by podnet {}; the run ended then because of {}. {verdict}",
         time(report.end_time_us),
         report.seed,
-        report.podnet
+        report.podnet,
+        report.ended_because
     )));
     blocks.push(Block::Metrics(metrics));
     blocks.push(Block::Paragraph(format!(
@@ -732,6 +739,26 @@ pub fn count(n: impl std::fmt::Display) -> String {
     out
 }
 
+/// A count and its noun, plural unless the count is one: `1 zone`, `2 zones`,
+/// `1,024 addresses`, `3 policies`. `singular` is a regular English noun (or ends in one).
+pub fn noun(n: impl std::fmt::Display, singular: &str) -> String {
+    let digits = n.to_string();
+    if digits == "1" {
+        return format!("1 {singular}");
+    }
+    let plural = if singular.ends_with(['s', 'x']) || singular.ends_with("ch") {
+        format!("{singular}es")
+    } else if let Some(stem) = singular
+        .strip_suffix('y')
+        .filter(|stem| !stem.ends_with(['a', 'e', 'o', 'u']))
+    {
+        format!("{stem}ies")
+    } else {
+        format!("{singular}s")
+    };
+    format!("{} {plural}", count(digits))
+}
+
 /// `part` as a share of `whole` with one decimal, or a dash when `whole` is zero.
 pub fn percent(part: u128, whole: u128) -> String {
     if whole == 0 {
@@ -766,6 +793,17 @@ mod tests {
         assert_eq!(count(1000u32), "1,000");
         assert_eq!(count(1_048_576u32), "1,048,576");
         assert_eq!(count(u128::MAX).len(), 39 + 12);
+    }
+
+    #[test]
+    fn nouns_agree_with_their_count() {
+        assert_eq!(noun(1u32, "zone"), "1 zone");
+        assert_eq!(noun(0u32, "zone"), "0 zones");
+        assert_eq!(noun(2u32, "block"), "2 blocks");
+        assert_eq!(noun(1_024u32, "address"), "1,024 addresses");
+        assert_eq!(noun(3u32, "policy"), "3 policies");
+        assert_eq!(noun(2u32, "day"), "2 days");
+        assert_eq!(noun(1u32, "borrowed address"), "1 borrowed address");
     }
 
     #[test]

@@ -751,20 +751,35 @@ impl KindSchema {
 /// The candidate closest to `name`, if close enough to be a plausible typo:
 /// an exact case-insensitive match first, else the smallest edit distance
 /// (case-insensitive) of at most max(2, len/3). Ties go to the earlier candidate.
+/// Failing that, a dashed name with a part left out: the candidate whose `-`-separated
+/// parts contain all of `name`'s in order with the fewest extra (`tor-c1` → `tor-rack-c1`,
+/// `spine-a-1` → `spine-zone-a-1`), when `name` has at least two parts.
 pub fn nearest<'a>(candidates: impl IntoIterator<Item = &'a str>, name: &str) -> Option<&'a str> {
     if name.len() > crate::scenario::diag::MAX_SUGGESTED_LEN {
         return None;
     }
     let wanted = name.to_ascii_lowercase();
     let limit = (wanted.chars().count() / 3).max(2);
+    let wanted_parts: Vec<&str> = wanted.split('-').collect();
     let mut best: Option<(usize, &'a str)> = None;
+    let mut by_parts: Option<(usize, &'a str)> = None;
     for c in candidates {
-        let d = edit_distance(&wanted, &c.to_ascii_lowercase());
+        let lower = c.to_ascii_lowercase();
+        let d = edit_distance(&wanted, &lower);
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
         }
+        if wanted_parts.len() >= 2 {
+            let parts: Vec<&str> = lower.split('-').collect();
+            let mut rest = parts.iter();
+            let contains = wanted_parts.iter().all(|w| rest.any(|p| p == w));
+            let extra = parts.len() - wanted_parts.len().min(parts.len());
+            if contains && by_parts.is_none_or(|(be, _)| extra < be) {
+                by_parts = Some((extra, c));
+            }
+        }
     }
-    best.map(|(_, c)| c)
+    best.or(by_parts).map(|(_, c)| c)
 }
 
 /// Levenshtein distance over chars.
@@ -1153,6 +1168,17 @@ mod tests {
             Some("peerIP")
         );
         assert_eq!(nearest(["asNumber"], "asn"), None);
+        // A dashed name with a part left out finds the name that has them all.
+        let devices = [
+            "c1-w-1",
+            "tor-rack-a1",
+            "tor-rack-c1",
+            "spine-zone-a-1",
+            "core",
+        ];
+        assert_eq!(nearest(devices, "tor-c1"), Some("tor-rack-c1"));
+        assert_eq!(nearest(devices, "spine-a-1"), Some("spine-zone-a-1"));
+        assert_eq!(nearest(devices, "tor-d1"), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 

@@ -229,6 +229,9 @@ struct RouterAs {
     path: String,
 }
 
+/// The end of the path recorded for a node of a rack that could not be built.
+const UNBUILT_NODES: &str = ".nodes";
+
 struct Builder<'c> {
     cx: &'c mut Cx,
     /// Zones, racks, nodes and devices share one namespace: name → where it was defined.
@@ -319,6 +322,39 @@ impl Builder<'_> {
             );
         } else {
             self.names.insert(name.to_string(), (pos, self.cx.path()));
+        }
+    }
+
+    /// The names of nodes declared in racks that could not be built.
+    fn unbuilt_nodes(&self) -> BTreeSet<String> {
+        self.names
+            .iter()
+            .filter(|(_, (_, path))| path.ends_with(UNBUILT_NODES))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Registers the names of the nodes of a rack that cannot be built (its subnet is
+    /// missing or unusable), so that events and expectations naming them are not also
+    /// refused as "no node named ...": one broken field gives one error, not knock-ons.
+    /// Nothing else about these nodes is checked until the rack is fixed.
+    fn claim_unbuilt_nodes(&mut self, r: &RawRack) {
+        let Some(nodes) = &r.nodes else { return };
+        for n in &nodes.value {
+            let n = &n.value;
+            let names: Vec<(String, Pos)> = match (&n.name, &n.name_prefix, &n.count) {
+                (Some(name), _, _) => vec![(name.value.clone(), name.pos)],
+                (None, Some(prefix), Some(count)) if u64::from(count.value) <= LIMITS.max_nodes => {
+                    (1..=count.value)
+                        .map(|i| (format!("{}-{i}", prefix.value), prefix.pos))
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            for (name, pos) in names {
+                let path = format!("{}{UNBUILT_NODES}", self.cx.path());
+                self.names.entry(name).or_insert((pos, path));
+            }
         }
     }
 
@@ -784,6 +820,7 @@ impl Builder<'_> {
             });
         }
         let Some(subnet) = self.require(&r.subnet, r.pos, "subnet") else {
+            self.claim_unbuilt_nodes(r);
             return;
         };
         let net = subnet.value.0;
@@ -822,6 +859,7 @@ impl Builder<'_> {
                             format!("{net} has no host address for the gateway"),
                         )
                     });
+                    self.claim_unbuilt_nodes(r);
                     return;
                 }
             },
@@ -1251,6 +1289,8 @@ impl Builder<'_> {
             .collect();
         let mut total_nodes = topo.nodes.len() as u64;
         let mut out = Vec::new();
+        // Declared in a rack that could not be built: its error is reported there, once.
+        let unbuilt = self.unbuilt_nodes();
 
         for i in order {
             let (path, ev) = &raw[i];
@@ -1280,6 +1320,7 @@ impl Builder<'_> {
                             b.cx.at_key(key, |cx| cx.error(f.pos, format!("node `{}` was deleted by an earlier event", f.value)));
                             None
                         }
+                        None if unbuilt.contains(&f.value) => None,
                         None => {
                             let hint = b.cx.suggest(&f.value, known.keys().map(String::as_str))
                                 .map(|n| format!("; did you mean `{n}`?"))
@@ -1498,18 +1539,35 @@ impl Builder<'_> {
             devices: &known_nodes,
             services,
         };
-        for (i, (path, ex)) in raw.iter().enumerate() {
+        // Default names already given, with how often: a name is the expectation's content
+        // (kind, summary, time), not its position, so inserting another expectation renames
+        // nothing (JUnit test names stay stable); identical ones are numbered in order.
+        let mut given: BTreeMap<String, usize> = BTreeMap::new();
+        for (path, ex) in raw {
             self.cx.with_path_prefix(path, |cx| {
                 let mut b = Builder {
                     cx,
                     names: std::mem::take(&mut self.names),
                 };
                 if let Some(check) = b.check(&ex.value, &refs) {
+                    let at = ex.value.at.as_ref().map(|a| SimTime::ZERO + a.value);
                     let name = match &ex.value.name {
                         Some(n) => n.value.clone(),
-                        None => format!("{} #{} {}", check.kind(), i + 1, check.summary()),
+                        None => {
+                            let mut name = format!("{} {}", check.kind(), check.summary())
+                                .trim_end()
+                                .to_string();
+                            if let Some(at) = at {
+                                name.push_str(&format!(" at {at}"));
+                            }
+                            let seen = given.entry(name.clone()).or_default();
+                            *seen += 1;
+                            if *seen > 1 {
+                                name.push_str(&format!(" ({seen})"));
+                            }
+                            name
+                        }
                     };
-                    let at = ex.value.at.as_ref().map(|a| SimTime::ZERO + a.value);
                     out.push(Expectation { name, at, check });
                 }
                 self.names = b.names;

@@ -295,7 +295,27 @@ pub fn parse_documents_within(
                         limits.max_depth
                     )
                 } else {
-                    format!("invalid YAML: {}", e.info())
+                    let mut message = format!("invalid YAML: {}", e.info());
+                    // Most syntax errors in a hand-written file are indentation: say where
+                    // the block the line should belong to began, and so how far its entries
+                    // are indented.
+                    let info = e.info();
+                    let about_blocks = ["block", "mapping values", "indicator"]
+                        .iter()
+                        .any(|w| info.contains(w));
+                    if let Some(block) = builder
+                        .open_block()
+                        .filter(|b| about_blocks && (b.line as usize) < m.line())
+                    {
+                        message.push_str(&format!(
+                            "; the enclosing block began at line {}, column {}, so its entries \
+                             are indented by {} spaces",
+                            block.line,
+                            block.col,
+                            block.col.saturating_sub(1)
+                        ));
+                    }
+                    message
                 };
                 return Err(Diagnostic::error(
                     Pos::new(file, m.line(), m.col() + 1),
@@ -489,6 +509,15 @@ enum Open {
         /// Entry indices by key hash, once the mapping is large (duplicate keys in O(1)).
         index: HashMap<u64, Vec<usize>>,
     },
+}
+
+impl TreeBuilder<'_> {
+    /// Where the innermost collection still open began.
+    fn open_block(&self) -> Option<Pos> {
+        self.stack.last().map(|o| match o {
+            Open::Seq { pos, .. } | Open::Map { pos, .. } => *pos,
+        })
+    }
 }
 
 struct TreeBuilder<'b> {
@@ -967,6 +996,19 @@ mod tests {
         let err = parse("a: [1, 2\nb: 3\n").unwrap_err();
         assert!(err.message.starts_with("invalid YAML"), "{}", err.message);
         assert!(err.pos.line >= 1);
+    }
+
+    #[test]
+    fn an_indentation_error_says_where_its_block_began() {
+        // `racks` is indented by 5 spaces under a mapping whose keys (`name`) start at
+        // column 5: 4 spaces.
+        let err = parse("topology:\n  zones:\n  - name: a\n     racks: []\n").unwrap_err();
+        assert!(
+            err.message
+                .contains("the enclosing block began at line 3, column 5, so its entries are indented by 4 spaces"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -68,6 +68,23 @@ pub enum Event {
     Bgp(BgpEvent),
 }
 
+impl Event {
+    /// What the event is, for a person: `a BGP hold timer`.
+    fn describe(&self) -> &'static str {
+        match self {
+            Event::Scenario(_) => "a scenario event",
+            Event::CreatePod { .. } => "a pod creation",
+            Event::RetryPending => "a retry of Pending pods",
+            Event::IpamGc => "an IPAM garbage-collection check (kube-controllers)",
+            Event::Datastore { .. } => "a route reaching the nodes through the datastore",
+            Event::Bgp(BgpEvent::HoldExpired { .. }) => "a BGP hold timer",
+            Event::Bgp(BgpEvent::MraiExpired { .. }) => "a BGP MRAI timer",
+            Event::Bgp(BgpEvent::SessionEstablished { .. }) => "a BGP session coming up",
+            Event::Bgp(_) => "a BGP message",
+        }
+    }
+}
+
 /// kube-controllers releases an affine block found empty on two checks more than this apart.
 /// podnet checks when an address is released and once more just after this grace period, so
 /// a block left empty by a release loses its affinity exactly when the grace period ends.
@@ -184,6 +201,8 @@ pub struct LogEntry {
 pub struct Simulation<'s> {
     scenario: &'s Scenario,
     now: SimTime,
+    /// What the last event taken from the queue was, for [`EndReason::LastEvent`].
+    last_event: &'static str,
     queue: EventQueue<Event>,
     world: World,
     log: events::EventLog,
@@ -209,6 +228,8 @@ pub struct Simulation<'s> {
     timed_retries: BTreeSet<SimTime>,
     /// When the world last changed (SPEC §3.1: a run lasts at least until then).
     last_change: SimTime,
+    /// The kind and subject of the last state change (its log line's, at every log level).
+    last_change_what: (&'static str, String),
     /// Notes for the report (the default pool's creation, refused runtime resources).
     notes: Vec<String>,
 }
@@ -217,6 +238,8 @@ pub struct Simulation<'s> {
 #[derive(Debug)]
 pub struct Outcome {
     pub end: SimTime,
+    /// Why the run ended at `end` (SPEC §3.1).
+    pub ended: EndReason,
     pub world: World,
     /// The event log, when it was kept in memory ([`events::EventLog::memory`]); empty when
     /// it was streamed or dropped.
@@ -234,6 +257,48 @@ pub struct Outcome {
     pub pool_usage: PoolUsageSeries,
     /// Each Service's endpoint counts over time.
     pub endpoints: services::EndpointSeries,
+}
+
+/// Which of SPEC §3.1's rules decided when a run ended: the latest of `until`, the latest
+/// expectation time and the last state change (ties credited in that order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// The scenario's `until` (or `--until`).
+    Until,
+    /// The latest `at:` of an expectation.
+    LatestExpectation,
+    /// The last event in the queue, a timer that ran out after the last state change and
+    /// changed nothing (`what`: `a BGP hold timer`).
+    LastEvent { what: &'static str },
+    /// The last state change; nothing left in the queue could change anything after it.
+    /// `kind` and `subject` describe that change (`bgp` for UPDATEs and route changes), empty
+    /// when nothing changed.
+    LastChange { kind: &'static str, subject: String },
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EndReason::Until => f.write_str("the scenario's `until`"),
+            EndReason::LastEvent { what } => write!(
+                f,
+                "the last event in the queue, {what}, which changed nothing; after it no \
+                 event was left (keepalives and the connect retries of Idle sessions do not \
+                 keep a run going)"
+            ),
+            EndReason::LatestExpectation => f.write_str("the latest expectation's `at:`"),
+            EndReason::LastChange { kind, subject } => {
+                f.write_str("the last state change")?;
+                if !kind.is_empty() {
+                    write!(f, " ({kind} {subject})")?;
+                }
+                f.write_str(
+                    "; nothing left could change the cluster after it (keepalives and the \
+                     connect retries of Idle sessions do not keep a run going)",
+                )
+            }
+        }
+    }
 }
 
 /// Pod addresses held in each pool over time: one sample per instant at which a count
@@ -316,6 +381,7 @@ impl<'s> Simulation<'s> {
         let mut sim = Simulation {
             scenario,
             now: SimTime::ZERO,
+            last_event: "",
             queue: EventQueue::new(),
             world: World {
                 topology,
@@ -340,6 +406,7 @@ impl<'s> Simulation<'s> {
             originators: BTreeMap::new(),
             fib_changes: Vec::new(),
             last_change: SimTime::ZERO,
+            last_change_what: ("", String::new()),
             notes,
         };
         sim.start_control_plane(bgp_log);
@@ -417,6 +484,7 @@ impl<'s> Simulation<'s> {
             event,
             Event::Scenario(_) | Event::CreatePod { .. } | Event::RetryPending
         );
+        self.last_event = event.describe();
         match event {
             Event::Scenario(i) => self.apply(i),
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),
@@ -479,10 +547,23 @@ impl<'s> Simulation<'s> {
             .max(latest_at)
             .max(until.unwrap_or(SimTime::ZERO));
         self.now = self.now.max(end);
+        let ended = if until.is_some_and(|u| u == self.now) {
+            EndReason::Until
+        } else if at_times.last() == Some(&self.now) && latest_at >= self.last_change {
+            EndReason::LatestExpectation
+        } else if self.now > end {
+            EndReason::LastEvent {
+                what: self.last_event,
+            }
+        } else {
+            let (kind, subject) = std::mem::take(&mut self.last_change_what);
+            EndReason::LastChange { kind, subject }
+        };
         let last = self.snapshot();
         let (log, events) = self.log.finish();
         Outcome {
             end: self.now,
+            ended,
             world: self.world,
             log,
             events,
@@ -536,10 +617,12 @@ impl<'s> Simulation<'s> {
         outcome: impl Into<String>,
     ) {
         self.last_change = self.now;
+        let subject = subject.into();
+        self.last_change_what = (kind, subject.clone());
         self.log.push(LogEntry {
             time_us: self.now.as_micros(),
             kind,
-            subject: subject.into(),
+            subject,
             outcome: outcome.into(),
         });
     }
@@ -722,7 +805,11 @@ impl<'s> Simulation<'s> {
                 self.fib_changes.push(time);
             }
         }
-        self.last_change = self.last_change.max(bgp.last_activity());
+        if bgp.last_activity() > self.last_change {
+            // Described whatever the log level keeps: the route lines may not exist.
+            self.last_change = bgp.last_activity();
+            self.last_change_what = ("bgp", "UPDATEs and route changes".to_string());
+        }
         // Every UPDATE is sent at the instant the engine was called for (its log line has
         // that time), so the count since the last look belongs to now.
         let sent = bgp.total_updates();

@@ -87,8 +87,9 @@ pub struct NodeRow {
     pub pods: usize,
     pub blocks: Vec<String>,
     pub borrowed_ips: usize,
-    /// Prefixes in its BGP Loc-RIB, when it speaks BGP.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Prefixes in its BGP Loc-RIB, when it speaks BGP (0 in `report.json` when it does
+    /// not: the key is stable, SPEC §6.1).
+    #[serde(serialize_with = "zero_when_absent")]
     pub rib_routes: Option<usize>,
     /// Entries in its FIB.
     pub fib_routes: usize,
@@ -97,6 +98,18 @@ pub struct NodeRow {
     pub updates_sent: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub updates_received: Option<u64>,
+}
+
+/// Serializes a count that exists only for some runs (BGP counts on a VXLAN or Spiderpool
+/// cluster) as 0 when absent, so that every key SPEC §6.1 calls stable is always present.
+pub fn zero_when_absent<S: serde::Serializer, T: Serialize + Default>(
+    value: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => v.serialize(serializer),
+        None => T::default().serialize(serializer),
+    }
 }
 
 /// One BGP session (SPEC §6.1 `bgp.sessions`).
@@ -113,6 +126,8 @@ pub struct SessionRow {
     pub reflector: Option<String>,
     pub state: &'static str,
     pub reason: Option<String>,
+    /// Times the session went down after being Established; more than once is a flap.
+    pub times_down: u32,
 }
 
 /// A route of a speaker's Loc-RIB as the `route` expectation (table rib) reads it.
@@ -209,6 +224,7 @@ fn bgp_state(engine: &BgpEngine, topo: &Topology, view: &BgpView<'_>) -> BgpStat
                     SessionState::Established => "Established",
                 },
                 reason: s.reason.as_ref().map(ToString::to_string),
+                times_down: engine.session_downs(s.id),
             }
         })
         .collect();

@@ -88,9 +88,9 @@ fn a_new_bgppeer_adds_sessions_and_the_others_do_not_flap() {
     assert_eq!(
         net.lines(BgpLogKind::SessionConnect, secs(60)),
         [
-            "r0n1 – r0n0: established at 62000040us if nothing fails",
-            "r0n2 – r0n0: established at 62000040us if nothing fails",
-            "r0n3 – r0n0: established at 62000040us if nothing fails",
+            "r0n1 – r0n0: established at 1m2.00004s if nothing fails",
+            "r0n2 – r0n0: established at 1m2.00004s if nothing fails",
+            "r0n3 – r0n0: established at 1m2.00004s if nothing fails",
         ]
     );
     net.settle();

@@ -957,6 +957,7 @@ fn aggregated(topo: &Topology, sessions: &[SessionRow], by_zone: bool) -> String
             reflector: reflected.then(|| "a".to_string()),
             state,
             reason: None,
+            times_down: 0,
         };
         let width = 1.0 + (count as f64).log2().max(0.0) * 0.6;
         svg.group(&format!(
@@ -1029,6 +1030,7 @@ topology:
             reflector: reflector.map(str::to_string),
             state,
             reason: (state == "Idle").then(|| "peer does not speak BGP".to_string()),
+            times_down: 0,
         }
     }
 
