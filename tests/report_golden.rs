@@ -189,6 +189,7 @@ fn empty_report() -> Report {
         pods: Vec::new(),
         bgp: None,
         unreachable: Vec::new(),
+        windows: None,
         expectations: Vec::new(),
         warnings: Vec::new(),
     }

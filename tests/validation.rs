@@ -1007,3 +1007,26 @@ fn a_huge_selector_does_not_crash() {
         assert!(line.starts_with("s.yaml:15:"), "{line}");
     }
 }
+
+/// `network.windowsHns` is one of three layouts (the nearest suggested), and may not
+/// contradict Calico's `windowsUseSingleNetwork` when both are written.
+#[test]
+fn windows_hns_is_a_known_layout_that_agrees_with_windows_use_single_network() {
+    let yaml = format!("{BASE}network: {{windowsHns: multi-subnets}}\n");
+    assert_lines(
+        &check(&yaml),
+        &["s.yaml:11:23: network.windowsHns: …multi-subnet…"],
+    );
+    let yaml =
+        format!("{BASE}network: {{windowsUseSingleNetwork: true, windowsHns: multi-subnet}}\n");
+    assert_lines(
+        &check(&yaml),
+        &[
+            "s.yaml:11:54: network.windowsHns: `multi-subnet` contradicts windowsUseSingleNetwork: true (write one of them)",
+        ],
+    );
+    let agreeing = format!(
+        "{BASE}network: {{windowsUseSingleNetwork: false, windowsHns: network-per-block}}\n"
+    );
+    assert_lines(&check(&agreeing), &[]);
+}

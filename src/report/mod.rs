@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod markup;
 pub mod sections;
 pub mod unreachable;
+pub mod windows;
 
 use serde::Serialize;
 
@@ -43,6 +44,9 @@ pub struct Report {
     pub bgp: Option<BgpSection>,
     /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
     pub unreachable: Vec<UnreachableGroup>,
+    /// Windows nodes' HNS objects and what each HNS layout allows, when any node runs Windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<windows::WindowsSection>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
@@ -185,6 +189,7 @@ impl Report {
                 sessions: b.sessions.clone(),
             }),
             unreachable,
+            windows: windows::build(outcome),
             expectations,
             warnings,
         }

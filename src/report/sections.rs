@@ -117,7 +117,9 @@ pub fn title(report: &Report) -> String {
 /// Every section, in reading order. `unreachable` is `None` until reachability is computed,
 /// and then the section appears.
 pub fn sections(report: &Report, unreachable: Option<&[UnreachableGroup]>) -> Vec<Section> {
-    let mut out = vec![summary(report), pools(report), nodes(report), pods(report)];
+    let mut out = vec![summary(report), pools(report), nodes(report)];
+    out.extend(report.windows.as_ref().map(super::windows::section));
+    out.push(pods(report));
     out.extend(unreachable::section(unreachable));
     out.push(expectations(report));
     out.push(Section {
