@@ -1233,7 +1233,7 @@ fn hns_layout(network: &Network, specs: &[&ResourceSpec]) -> Option<crate::hns::
             matches!(s, ResourceSpec::IpPool(p)
                 if !p.disabled && p.cidr.addr().is_ipv4() && p.vxlan_mode != EncapMode::Never)
         });
-    (network.cni == Cni::Calico).then(|| Layout {
+    (network.cni == Cni::Calico).then_some(Layout {
         mode: network.windows_hns,
         kind: if vxlan {
             NetworkType::Overlay
