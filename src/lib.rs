@@ -8,6 +8,7 @@
 //! The layers, lowest first (a module only uses the ones above it in this list):
 //! - [`model`]: ids, simulated time, labels, selectors, the topology graph.
 //! - [`policy`]: network policy as Calico sees it: tiers, policies, rules, the set in force.
+//! - [`hns`]: what a Windows node's Host Networking Service holds for its blocks.
 //! - [`scenario`]: YAML → located raw types → validated model (the only parser of input).
 //! - [`sim`]: the event queue, seeded random streams and the engine loop.
 //! - [`report`]: the results as plain data, and their renderings.
@@ -33,6 +34,7 @@ pub mod cli;
 pub mod diff;
 pub mod export;
 pub mod forwarding;
+pub mod hns;
 pub mod ipam;
 pub mod model;
 pub mod policy;

@@ -469,6 +469,9 @@ fn hostile_files_exit_2_without_panicking() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A library scenario with Windows nodes, for `export hns`.
+const WINDOWS: &str = "scenarios/windows-hns-multi-subnet.yaml";
+
 /// SPEC §1: a closed stdout (`podnet ... | head -1`) ends every command quietly with exit 0.
 /// The reading end of the pipe is closed before the child has simulated anything, so its
 /// first write meets a broken pipe (without the fix: exit 3, "internal error ... Broken pipe").
@@ -492,6 +495,8 @@ fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
         &["sweep", QUICKSTART, "--set", "seed=1,2", "--jobs", "1"],
         &["schema"],
         &["export", "bird", QUICKSTART, "--out", out],
+        &["export", "hns", WINDOWS, "--out", out],
+        &["export", "hns", WINDOWS, "--node", "win-1", "--changes"],
         &["policy", QUICKSTART, "--pod", "default/web-0"],
         &["diff", QUICKSTART, "--set", "seed=2"],
     ];

@@ -198,6 +198,7 @@ fn empty_report() -> Report {
         connectivity: None,
         services: Vec::new(),
         unreachable_causes: Vec::new(),
+        windows: None,
         expectations: Vec::new(),
         warnings: Vec::new(),
     }

@@ -1076,3 +1076,26 @@ fn a_broken_rack_subnet_does_not_make_its_nodes_unknown() {
         &["s.yaml:7:15: topology.zones[0].racks[0].subnet: …"],
     );
 }
+
+/// `network.windowsHns` is one of three layouts (the nearest suggested), and may not
+/// contradict Calico's `windowsUseSingleNetwork` when both are written.
+#[test]
+fn windows_hns_is_a_known_layout_that_agrees_with_windows_use_single_network() {
+    let yaml = format!("{BASE}network: {{windowsHns: multi-subnets}}\n");
+    assert_lines(
+        &check(&yaml),
+        &["s.yaml:11:23: network.windowsHns: …multi-subnet…"],
+    );
+    let yaml =
+        format!("{BASE}network: {{windowsUseSingleNetwork: true, windowsHns: multi-subnet}}\n");
+    assert_lines(
+        &check(&yaml),
+        &[
+            "s.yaml:11:54: network.windowsHns: `multi-subnet` contradicts windowsUseSingleNetwork: true (write one of them)",
+        ],
+    );
+    let agreeing = format!(
+        "{BASE}network: {{windowsUseSingleNetwork: false, windowsHns: network-per-block}}\n"
+    );
+    assert_lines(&check(&agreeing), &[]);
+}

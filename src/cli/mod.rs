@@ -85,10 +85,13 @@ pub enum Command {
                             podnet routes scenarios/quickstart.yaml --node a1-w-1 --table fib --at 1m"
     )]
     Routes(RoutesArgs),
-    /// Write the configuration the real systems would hold: BIRD 2 per node and router.
+    /// Write the configuration the real systems would hold: BIRD 2 per node and router; the
+    /// HNS PowerShell per Windows node.
     #[command(
         after_help = "Examples:\n  podnet export bird scenarios/route-reflectors.yaml --out /tmp/bird\n  \
-                            podnet export bird scenarios/quickstart.yaml --node a1-w-1 --at 1m"
+                            podnet export bird scenarios/quickstart.yaml --node a1-w-1 --at 1m\n  \
+                            podnet export hns scenarios/windows-hns-multi-subnet.yaml --node win-1 --at 30s\n  \
+                            podnet export hns scenarios/windows-hns-multi-subnet.yaml --node win-1 --changes"
     )]
     Export(ExportArgs),
     /// Run the cross product of field variants in parallel; one row of metrics per variant.
@@ -235,7 +238,8 @@ pub enum RouteTableArg {
 
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// What to export: `bird` (Calico's BIRD configuration per node, an operator's per router).
+    /// What to export: `bird` (Calico's BIRD configuration per node, an operator's per router)
+    /// or `hns` (the HNS.V2 PowerShell per Windows node; with `--node` and no `--out`, printed).
     #[arg(value_enum)]
     pub what: ExportWhat,
     /// The scenario file.
@@ -246,14 +250,18 @@ pub struct ExportArgs {
     /// The simulated time (default: the end of the run).
     #[arg(long)]
     pub at: Option<String>,
-    /// Output folder (default: output/<scenario name>/bird).
+    /// Output folder (default: output/<scenario name>/bird or .../hns).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// `hns` only: the sequence of HNS changes up to `--at` instead of the objects at `--at`.
+    #[arg(long)]
+    pub changes: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExportWhat {
     Bird,
+    Hns,
 }
 
 #[derive(Debug, clap::Args)]

@@ -6,6 +6,8 @@
 //!
 //! Invariants: pure — the world and a snapshot come in, text comes out; nothing here reads or
 //! writes files (`cli::export` does). The same world gives the same text, byte for byte.
-//! This module does not export HNS (Windows) configuration.
+//! - [`hns`]: per Windows node, the HNS.V2 PowerShell that builds its HNS objects at an
+//!   instant, or the sequence of changes the run made.
 
 pub mod bird;
+pub mod hns;

@@ -34,6 +34,21 @@ text_enum! {
 }
 
 text_enum! {
+    /// How a Windows node's HNS networks hold its blocks (`network.windowsHns`).
+    pub enum WindowsHns {
+        /// Calico's `windows_use_single_network: true`: one HNS network named after the CNI
+        /// network, so one block per host.
+        SingleNetwork = "single-network",
+        /// Calico's `windows_use_single_network: false`: one HNS network per block, named from
+        /// the CNI network name and the block's address.
+        NetworkPerBlock = "network-per-block",
+        /// HNS multi-subnet support: one network whose subnet (one per pool) holds one IP
+        /// subnet per block, added and removed as blocks come and go.
+        MultiSubnet = "multi-subnet",
+    }
+}
+
+text_enum! {
     /// Which Calico release's IPAM behaviour to reproduce.
     pub enum CalicoProfile {
         V3_30 = "v3.30",
@@ -98,7 +113,8 @@ pub struct Network {
     pub cni: Cni,
     pub calico_backend: CalicoBackend,
     pub datastore_delay: SimDuration,
-    pub windows_use_single_network: bool,
+    /// `windowsHns`, or what `windowsUseSingleNetwork` says (true: single network).
+    pub windows_hns: WindowsHns,
     pub host_mtu: u32,
     pub bgp: BgpSettings,
     /// `network.policy`; `None` (not written) means enforce when any policy exists.
@@ -121,7 +137,7 @@ impl Default for Network {
             cni: Cni::Calico,
             calico_backend: CalicoBackend::Bird,
             datastore_delay: SimDuration::from_millis(100),
-            windows_use_single_network: true,
+            windows_hns: WindowsHns::SingleNetwork,
             host_mtu: 1500,
             bgp: BgpSettings {
                 processing_delay: SimDuration::from_micros(20),

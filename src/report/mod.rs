@@ -18,6 +18,7 @@ pub mod policy;
 pub mod sections;
 pub mod services;
 pub mod unreachable;
+pub mod windows;
 
 use serde::Serialize;
 
@@ -68,6 +69,9 @@ pub struct Report {
     pub services: Vec<services::ServiceRow>,
     /// The same pairs grouped by root cause, largest first.
     pub unreachable_causes: Vec<unreachable::Cause>,
+    /// Windows nodes' HNS objects and what each HNS layout allows, when any node runs Windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<windows::WindowsSection>,
     pub expectations: Vec<ExpectationResult>,
     pub warnings: Vec<String>,
 }
@@ -247,6 +251,7 @@ impl Report {
             connectivity,
             services: services::rows(last, &outcome.endpoints),
             unreachable_causes,
+            windows: windows::build(outcome),
             expectations,
             warnings,
         }

@@ -125,7 +125,9 @@ pub fn sections(report: &Report, unreachable: Option<&[UnreachableGroup]>) -> Ve
     ));
     out.extend(super::policy::section(report));
     out.push(super::bgp::section(report));
-    out.extend([pools(report), nodes(report), pods(report)]);
+    out.extend([pools(report), nodes(report)]);
+    out.extend(report.windows.as_ref().map(super::windows::section));
+    out.push(pods(report));
     out.push(expectations(report));
     out.push(Section {
         title: "Charts",

@@ -18,7 +18,7 @@ use super::resource::Resource;
 use super::{LIMITS, Scenario};
 use crate::model::action::{Action, AddNodes, DeletePods, ScheduledAction};
 use crate::model::expect::{Check, Expectation, PodSet, RouteTable};
-use crate::model::network::{Bfd, Network, Profile};
+use crate::model::network::{Bfd, Network, Profile, WindowsHns};
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{
     Fabric, Latencies, NewNode, NodeBgp, Os, RackId, Topology, ZoneId, spine_name,
@@ -243,6 +243,32 @@ fn val<T: Clone>(field: &Option<Loc<T>>) -> Option<T> {
     field.as_ref().map(|l| l.value.clone())
 }
 
+/// `network.windowsHns`, or Calico's `windowsUseSingleNetwork` (true: one network, false: one
+/// network per block) when it is not written; both written and disagreeing is an error.
+fn windows_hns(cx: &mut Cx, r: &RawNetwork) -> WindowsHns {
+    let single = val(&r.windows_use_single_network);
+    match &r.windows_hns {
+        Some(hns) => {
+            if let Some(single) = single
+                && (hns.value == WindowsHns::SingleNetwork) != single
+            {
+                cx.at_key("windowsHns", |cx| {
+                    cx.error(
+                        hns.pos,
+                        format!(
+                            "`{}` contradicts windowsUseSingleNetwork: {single} (write one of them)",
+                            hns.value
+                        ),
+                    )
+                });
+            }
+            hns.value
+        }
+        None if single == Some(false) => WindowsHns::NetworkPerBlock,
+        None => WindowsHns::SingleNetwork,
+    }
+}
+
 fn labels(field: &Option<Loc<LabelMap>>) -> Labels {
     field
         .as_ref()
@@ -402,7 +428,7 @@ impl Builder<'_> {
             n.cni = val(&r.cni).unwrap_or(n.cni);
             n.calico_backend = val(&r.calico_backend).unwrap_or(n.calico_backend);
             n.datastore_delay = b.positive(&r.datastore_delay, "datastoreDelay", n.datastore_delay);
-            n.windows_use_single_network = val(&r.windows_use_single_network).unwrap_or(true);
+            n.windows_hns = windows_hns(b.cx, r);
             n.policy = val(&r.policy);
             if let Some(range) = &r.service_cluster_ip_range {
                 match range.value.0 {

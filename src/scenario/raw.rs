@@ -13,7 +13,9 @@ use super::yaml::{Node, Value};
 use crate::model::expect::{
     Count, Encapsulation, PodSet, PortRef, ProbeProtocol, RouteTable, Verdict,
 };
-use crate::model::network::{CalicoBackend, CalicoProfile, Cni, PolicyMode, TimerProfile};
+use crate::model::network::{
+    CalicoBackend, CalicoProfile, Cni, PolicyMode, TimerProfile, WindowsHns,
+};
 use crate::model::time::SimDuration;
 use crate::model::topology::Os;
 use crate::model::workload::{PodStatus, PortProtocol, WorkloadKind};
@@ -138,6 +140,8 @@ raw_struct! {
         calico_backend: CalicoBackend = "calicoBackend",
         datastore_delay: SimDuration = "datastoreDelay",
         windows_use_single_network: bool = "windowsUseSingleNetwork",
+        /// `single-network` | `network-per-block` | `multi-subnet` (HNS layout of Windows nodes).
+        windows_hns: WindowsHns = "windowsHns",
         host_mtu: u32 = "hostMtu",
         bgp: RawNetworkBgp = "bgp",
         /// `enforce` (the default when any policy exists) or `ignore` (SPEC §7).

@@ -17,7 +17,7 @@ use crate::ipam::spiderpool::{
     PodHandle, SpiderIpPool, SpiderRequest, SpiderReservedIp, SpiderpoolIpam,
 };
 use crate::model::Labels;
-use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network};
+use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network, WindowsHns};
 use crate::model::time::SimTime;
 use crate::model::topology::{Node, Os, Topology};
 use crate::scenario::kinds::{Namespace, ResourceSpec};
@@ -99,7 +99,9 @@ impl Addressing {
                     })
                     .unwrap_or_default();
                 let mut ipam = CalicoIpam::new(profile, config);
-                ipam.set_windows_use_single_network(network.windows_use_single_network);
+                ipam.set_windows_use_single_network(
+                    network.windows_hns == WindowsHns::SingleNetwork,
+                );
                 let mut pools: Vec<IpPool> = specs
                     .iter()
                     .filter_map(|s| match s {
@@ -383,6 +385,13 @@ impl Addressing {
         if let Addressing::Calico(ipam) = self {
             ipam.gc(now);
         }
+    }
+
+    /// The CIDR of the pool a Calico block belongs to.
+    pub fn pool_of_block(&self, block: &IpNet) -> Option<IpNet> {
+        let ipam = self.calico()?;
+        let report = ipam.block(block)?;
+        ipam.pool(&report.pool).map(|p| p.cidr)
     }
 
     /// Block claims, releases and borrows since the last call (Calico only).

@@ -222,6 +222,7 @@ mod tests {
             kind,
             subject: format!("s{time_us}"),
             outcome: "o \"quoted\"".to_string(),
+            block: None,
         }
     }
 

@@ -33,9 +33,9 @@ use crate::bgp::{self, BgpEngine, BgpEvent};
 use crate::ipam::calico::IpamChange;
 use crate::model::action::{Action, DeletePods};
 use crate::model::expect::{Check, RouteTable};
-use crate::model::network::{CalicoBackend, CalicoProfile, Cni};
+use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network};
 use crate::model::time::{SimDuration, SimTime};
-use crate::model::topology::{DeviceId, NodeId, Topology};
+use crate::model::topology::{DeviceId, NodeId, Os, Topology};
 use crate::model::workload::{PodStatus, WorkloadKind};
 use crate::scenario::Scenario;
 use crate::scenario::kinds::{BgpConfiguration, BgpPeer, ResourceSpec};
@@ -185,6 +185,8 @@ pub struct World {
     /// Schedulable nodes by pod count.
     pub placement: placement::Placement,
     pub control: ControlPlane,
+    /// Every Windows node's HNS objects and their changes over the run.
+    pub hns: crate::hns::HnsState,
 }
 
 /// One line of the event log (`events.jsonl`).
@@ -195,6 +197,9 @@ pub struct LogEntry {
     pub kind: &'static str,
     pub subject: String,
     pub outcome: String,
+    /// The block a change concerns (HNS changes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
 }
 
 /// A running simulation of one scenario.
@@ -374,8 +379,12 @@ impl<'s> Simulation<'s> {
         let policy = scenario.policies.clone();
         let services = initial_services(scenario, &specs);
         let topology = scenario.topology.clone();
+        let mut hns = crate::hns::HnsState::new(hns_layout(&scenario.network, &specs));
         // calico-node starts on every node before any pod: registration and tunnel addresses.
         for (_, node) in topology.live_nodes() {
+            if node.os == Os::Windows {
+                hns.add_host(&node.name);
+            }
             addressing.add_node(SimTime::ZERO, node);
         }
         let mut sim = Simulation {
@@ -392,6 +401,7 @@ impl<'s> Simulation<'s> {
                 services,
                 placement: placement::Placement::default(),
                 control: ControlPlane::default(),
+                hns,
             },
             log,
             bgp_updates: Vec::new(),
@@ -624,7 +634,21 @@ impl<'s> Simulation<'s> {
             kind,
             subject,
             outcome: outcome.into(),
+            block: None,
         });
+    }
+
+    /// HNS changes become log lines, each with its node as subject and its block.
+    fn record_hns(&mut self, changes: &[crate::hns::Timed]) {
+        for c in changes {
+            self.log.push(LogEntry {
+                time_us: c.time.as_micros(),
+                kind: c.change.kind(),
+                subject: c.node.clone(),
+                outcome: c.change.to_string(),
+                block: Some(c.change.block().to_string()),
+            });
+        }
     }
 
     /// Block claims, releases and borrows become log lines, as they happen. A block or a
@@ -644,6 +668,14 @@ impl<'s> Simulation<'s> {
                         block.to_string(),
                         format!("affine to {node}"),
                     );
+                    let pool = self.world.addressing.pool_of_block(&block).unwrap_or(block);
+                    let now = self.now;
+                    let hns = self
+                        .world
+                        .hns
+                        .block_claimed(now, &node, block, pool)
+                        .to_vec();
+                    self.record_hns(&hns);
                     Some((block, Some(node)))
                 }
                 IpamChange::BlockAffinityReleased { node, block } => {
@@ -652,6 +684,9 @@ impl<'s> Simulation<'s> {
                         block.to_string(),
                         format!("no longer affine to {node}"),
                     );
+                    let now = self.now;
+                    let hns = self.world.hns.block_released(now, &node, block).to_vec();
+                    self.record_hns(&hns);
                     Some((block, None))
                 }
                 IpamChange::BlockDeleted { block } => {
@@ -828,6 +863,7 @@ impl<'s> Simulation<'s> {
                 kind: e.kind.as_str(),
                 subject: e.subject,
                 outcome: e.outcome,
+                block: None,
             });
         }
     }
@@ -1056,6 +1092,9 @@ impl<'s> Simulation<'s> {
                 for id in added {
                     self.refresh_placement(id);
                     let node = self.world.topology.node(id).clone();
+                    if node.os == Os::Windows {
+                        self.world.hns.add_host(&node.name);
+                    }
                     self.world.addressing.add_node(self.now, &node);
                     self.record(
                         "addNode",
@@ -1412,4 +1451,27 @@ fn namespace_resource(
         name: ns.name.clone(),
         labels: ns.labels.clone(),
     }
+}
+
+/// How Windows nodes lay out their HNS objects, when the pods use Calico: Overlay networks in
+/// Calico's Windows `vxlan` mode, L2Bridge networks otherwise; IP subnets
+/// keep the network and broadcast addresses as Calico's per-block reservation does.
+fn hns_layout(network: &Network, specs: &[&ResourceSpec]) -> Option<crate::hns::Layout> {
+    use crate::hns::{Layout, NetworkType, flags};
+    use crate::ipam::calico::EncapMode;
+    // Calico for Windows runs in `vxlan` mode when its backend or an IPv4 pool uses VXLAN.
+    let vxlan = network.calico_backend == CalicoBackend::Vxlan
+        || specs.iter().any(|s| {
+            matches!(s, ResourceSpec::IpPool(p)
+                if !p.disabled && p.cidr.addr().is_ipv4() && p.vxlan_mode != EncapMode::Never)
+        });
+    (network.cni == Cni::Calico).then_some(Layout {
+        mode: network.windows_hns,
+        kind: if vxlan {
+            NetworkType::Overlay
+        } else {
+            NetworkType::L2Bridge
+        },
+        ip_subnet_flags: flags::ENABLE_BROADCAST | flags::RESERVE_NETWORK_ADDRESS,
+    })
 }

@@ -1,0 +1,258 @@
+//! The Windows part of a report: per Windows node, its HNS networks, subnets and IP subnets at
+//! the end of the run and how many HNS changes the run made, and what each HNS layout would
+//! allow that node (blocks per host, pods per host before Pending).
+//!
+//! The block size a node's comparison uses is that of the first block it holds, else that of
+//! the first enabled pool (in name order) whose blocks a Windows node can use.
+
+use serde::Serialize;
+
+use super::sections::{Block, Section, Table, count};
+use crate::hns::{self, Allowance};
+use crate::model::network::WindowsHns;
+use crate::sim::Outcome;
+
+/// Windows blocks reserve ordinals 0, 1, 2 and n−1 (REFERENCE §1.6).
+const RESERVED_PER_BLOCK: u64 = 4;
+
+/// `report.json` `windows`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowsSection {
+    /// The layout in force (`network.windowsHns`).
+    pub hns: WindowsHns,
+    pub nodes: Vec<WindowsNodeRow>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowsNodeRow {
+    pub name: String,
+    pub networks: Vec<NetworkRow>,
+    /// HNS changes on this node over the run (`events.jsonl` lines of kind `hns…`).
+    pub changes: usize,
+    /// What each layout would allow this node, the one in force included.
+    pub layouts: Vec<AllowanceRow>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkRow {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vsid: Option<u32>,
+    pub subnets: Vec<SubnetRow>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubnetRow {
+    pub prefix: String,
+    pub gateway: String,
+    pub ip_subnets: Vec<IpSubnetRow>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSubnetRow {
+    pub prefix: String,
+    pub flags: u8,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowanceRow {
+    pub hns: WindowsHns,
+    pub blocks_per_host: u32,
+    pub pod_addresses_per_block: u64,
+    pub pods_per_host: u64,
+}
+
+impl From<Allowance> for AllowanceRow {
+    fn from(a: Allowance) -> AllowanceRow {
+        AllowanceRow {
+            hns: a.mode,
+            blocks_per_host: a.blocks_per_host,
+            pod_addresses_per_block: a.pod_addresses_per_block,
+            pods_per_host: a.pods_per_host,
+        }
+    }
+}
+
+const LAYOUTS: [WindowsHns; 3] = [
+    WindowsHns::SingleNetwork,
+    WindowsHns::NetworkPerBlock,
+    WindowsHns::MultiSubnet,
+];
+
+/// The section's data, when some node runs Windows under Calico.
+pub fn build(outcome: &Outcome) -> Option<WindowsSection> {
+    let state = &outcome.world.hns;
+    let layout = state.layout?;
+    if state.hosts.is_empty() {
+        return None;
+    }
+    let ipam = outcome.world.addressing.calico();
+    let max_blocks = ipam.map_or(0, |i| i.config().max_blocks_per_host);
+    // The first enabled pool, in name order, whose blocks Windows can use (blockSize ≤ 29).
+    let pool_block_size = ipam.and_then(|i| {
+        i.pool_names()
+            .iter()
+            .filter_map(|n| i.pool(n))
+            .find(|p| !p.disabled && p.cidr.addr().is_ipv4() && p.block_size <= 29)
+            .map(|p| p.block_size)
+    });
+    let topo = &outcome.world.topology;
+    let nodes = state
+        .hosts
+        .iter()
+        .map(|(name, host)| {
+            let max_pods = topo
+                .node_by_name(name)
+                .map_or(0, |id| topo.node(id).max_pods);
+            let block_len = host
+                .blocks()
+                .first()
+                .map(|b| b.prefix_len())
+                .or(pool_block_size);
+            let layouts = match block_len {
+                Some(len) => LAYOUTS
+                    .iter()
+                    .map(|&m| {
+                        let addresses = 1u64 << (32 - u32::from(len.min(32)));
+                        hns::allowance(m, addresses, RESERVED_PER_BLOCK, max_blocks, max_pods)
+                            .into()
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            WindowsNodeRow {
+                name: name.clone(),
+                networks: host.networks.values().map(network_row).collect(),
+                changes: state.history.iter().filter(|t| &t.node == name).count(),
+                layouts,
+            }
+        })
+        .collect();
+    Some(WindowsSection {
+        hns: layout.mode,
+        nodes,
+    })
+}
+
+fn network_row(n: &hns::Network) -> NetworkRow {
+    NetworkRow {
+        name: n.name.clone(),
+        kind: n.kind.as_str(),
+        vsid: n.vsid,
+        subnets: n
+            .subnets
+            .iter()
+            .map(|s| SubnetRow {
+                prefix: s.prefix.to_string(),
+                gateway: s.gateway.to_string(),
+                ip_subnets: s
+                    .ip_subnets
+                    .iter()
+                    .map(|i| IpSubnetRow {
+                        prefix: i.prefix.to_string(),
+                        flags: i.flags,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// The report section: the layouts compared, then one subsection per Windows node.
+pub fn section(w: &WindowsSection) -> Section {
+    let mut blocks = vec![Block::Paragraph(format!(
+        "HNS layout in force: `{}` (network.windowsHns). Each Windows node's networks, subnets \
+         and IP subnets at the end of the run follow; every change is an `hns…` line of \
+         events.jsonl.",
+        w.hns
+    ))];
+    let mut compare = Table::new(&[
+        ("node", false),
+        ("layout", false),
+        ("blocks per host", true),
+        ("pod addresses per block", true),
+        ("pods per host before Pending", true),
+    ]);
+    for n in w.nodes.iter().take(super::sections::NODE_TABLE_LIMIT) {
+        for l in &n.layouts {
+            let name = if l.hns == w.hns {
+                format!("{} (in force)", l.hns)
+            } else {
+                l.hns.to_string()
+            };
+            compare.push(vec![
+                n.name.clone(),
+                name,
+                count(l.blocks_per_host),
+                count(l.pod_addresses_per_block),
+                count(l.pods_per_host),
+            ]);
+        }
+    }
+    blocks.push(Block::Subheading("What each layout allows".to_string()));
+    blocks.push(Block::Table(compare));
+    for n in w.nodes.iter().take(super::sections::NODE_TABLE_LIMIT) {
+        blocks.push(Block::Subheading(n.name.clone()));
+        if n.networks.is_empty() {
+            blocks.push(Block::Paragraph(format!(
+                "No HNS network (no block); {} HNS changes over the run.",
+                n.changes
+            )));
+            continue;
+        }
+        let mut table = Table::new(&[
+            ("network", false),
+            ("type", false),
+            ("subnet", false),
+            ("gateway", false),
+            ("IP subnet", false),
+            ("flags", true),
+        ]);
+        for net in &n.networks {
+            let kind = match net.vsid {
+                Some(v) => format!("{} (VSID {v})", net.kind),
+                None => net.kind.to_string(),
+            };
+            for s in &net.subnets {
+                if s.ip_subnets.is_empty() {
+                    table.push(vec![
+                        net.name.clone(),
+                        kind.clone(),
+                        s.prefix.clone(),
+                        s.gateway.clone(),
+                        "—".to_string(),
+                        "—".to_string(),
+                    ]);
+                }
+                for i in &s.ip_subnets {
+                    table.push(vec![
+                        net.name.clone(),
+                        kind.clone(),
+                        s.prefix.clone(),
+                        s.gateway.clone(),
+                        i.prefix.clone(),
+                        i.flags.to_string(),
+                    ]);
+                }
+            }
+        }
+        blocks.push(Block::Table(table));
+        blocks.push(Block::Paragraph(format!(
+            "{} HNS changes over the run.",
+            n.changes
+        )));
+    }
+    Section {
+        title: "Windows nodes (HNS)",
+        id: "windows",
+        blocks,
+    }
+}
