@@ -273,7 +273,8 @@ impl BgpEngine {
             BgpLogKind::RoutesStale,
             subject,
             format!(
-                "{why}: graceful restart, {count} routes kept as stale for up to {RESTART_TIME}"
+                "{why}: graceful restart, {} kept as stale for up to {RESTART_TIME}",
+                plural(count, "route")
             ),
         );
     }
@@ -310,7 +311,10 @@ impl BgpEngine {
                 now,
                 BgpLogKind::StaleFlushed,
                 subject,
-                format!("{why}: {} stale routes flushed", stale.prefixes.len()),
+                format!(
+                    "{why}: {} flushed",
+                    plural(stale.prefixes.len(), "stale route")
+                ),
             );
         }
         if !self.rt[helper.index()].up {
@@ -503,5 +507,14 @@ impl BgpEngine {
             let at = self.connect_at(now, x);
             self.connect(now, x, at, out);
         }
+    }
+}
+
+/// `1 route`, `2 routes` (`noun` takes an `s` in the plural).
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

@@ -292,7 +292,7 @@ pub fn causes(inputs: &CauseInputs<'_>, groups: &[GroupFacts<'_>]) -> Vec<Cause>
     let mut merged: BTreeMap<(CauseKind, String), Cause> = BTreeMap::new();
     // Largest group first, so each cause's example comes from its largest group.
     let mut ordered: Vec<&GroupFacts<'_>> = groups.iter().collect();
-    ordered.sort_by(|a, b| b.group.count.cmp(&a.group.count));
+    ordered.sort_by_key(|g| std::cmp::Reverse(g.group.count));
     for facts in ordered {
         let (kind, detail, event) = inputs.classify(facts, &pods);
         let g = facts.group;

@@ -81,7 +81,7 @@ fn component(text: &str, number: &str, scale: u64) -> Result<u64, String> {
     // The fraction, digit by digit, must land on whole nanoseconds.
     let mut place = scale;
     for digit in frac.bytes() {
-        if place % 10 != 0 {
+        if !place.is_multiple_of(10) {
             return Err(format!("`{text}` is finer than a nanosecond"));
         }
         place /= 10;

@@ -113,7 +113,7 @@ fn a_restarting_daemon_s_routes_stay_with_its_peers_and_are_refreshed_when_it_re
     let flushed = net.said(BgpLogKind::StaleFlushed);
     assert!(
         flushed.contains(
-            &"20000082us r0n0 <- r0n2: End-of-RIB received: 1 stale routes flushed".to_string()
+            &"20.000082s r0n0 <- r0n2: End-of-RIB received: 1 stale route flushed".to_string()
         ),
         "{flushed:?}"
     );
@@ -122,7 +122,7 @@ fn a_restarting_daemon_s_routes_stay_with_its_peers_and_are_refreshed_when_it_re
     assert!(
         flushed
             .iter()
-            .any(|l| l.starts_with("20000104us r0n2: graceful restart recovery done")),
+            .any(|l| l.starts_with("20.000104s r0n2: graceful restart recovery done")),
         "{flushed:?}"
     );
 }
