@@ -943,6 +943,42 @@ pub(super) fn strings(node: &Node, cx: &mut Cx) -> Option<Vec<String>> {
     list(node, cx, String::decode)
 }
 
+/// A Kubernetes IntOrString port (`port`, `targetPort`): an integer goes to `number`, which
+/// checks its range; a string must be a container port name (IANA_SVC_NAME).
+pub(super) fn port_or_name<T>(
+    node: &Node,
+    cx: &mut Cx,
+    number: impl FnOnce(&Node, &mut Cx) -> Option<T>,
+    name: impl FnOnce(String) -> T,
+) -> Option<T> {
+    match &node.value {
+        Value::Int(_) => number(node, cx),
+        Value::Str(s) if crate::model::workload::ContainerPort::is_valid_name(s) => {
+            Some(name(s.clone()))
+        }
+        Value::Str(s) => {
+            cx.error(
+                node.pos,
+                format!(
+                    "`{s}` is not a port name (at most 15 lowercase letters, digits and inner \
+                     hyphens, at least one letter); write a number without quotes"
+                ),
+            );
+            None
+        }
+        other => {
+            cx.error(
+                node.pos,
+                format!(
+                    "expected a port number or name, found {}",
+                    other.kind_name()
+                ),
+            );
+            None
+        }
+    }
+}
+
 /// One of a fixed set of words, with the nearest suggested for a near miss.
 pub(super) fn word<T: Copy>(node: &Node, cx: &mut Cx, words: &[(&'static str, T)]) -> Option<T> {
     let text = String::decode(node, cx)?;

@@ -32,14 +32,14 @@ use super::api_fields::KindSchema;
 use super::decode::{Cx, Decode};
 use super::diag::nearest;
 use super::kinds::{
-    ResourceSpec, Spec, calico_selector, label_selector, list, seq_items, strings, word,
+    ResourceSpec, Spec, calico_selector, label_selector, list, port_or_name, seq_items, strings,
+    word,
 };
 use super::resource::Resource;
 use super::yaml::{Node, Value};
 use crate::model::Labels;
 use crate::model::network::CalicoProfile;
 use crate::model::selector::{LabelSelector, Selector};
-use crate::model::workload::ContainerPort;
 use crate::policy::model::{
     Action, DEFAULT_TIER, Direction, EntityRule, IcmpMatch, LABEL_ORCHESTRATOR, Policy, PolicyKind,
     PolicyResource, PolicySet, PolicyTypes, PortMatch, Protocol, Rule, ServiceAccountMatch,
@@ -1177,29 +1177,16 @@ fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<PortMatch>)> {
             )
         })
         .or_else(|| (!object.has("protocol")).then_some(Protocol::TCP));
-    let port = object.get(cx, "port", |n, cx| match &n.value {
-        Value::Int(i) => port_number(*i, n, cx).map(|p| (Some(p), None)),
-        Value::Str(s) if ContainerPort::is_valid_name(s) => Some((None, Some(s.clone()))),
-        Value::Str(s) => {
-            cx.error(
-                n.pos,
-                format!(
-                    "`{s}` is not a port name (at most 15 lowercase letters, digits and inner \
-                     hyphens, at least one letter); write a number without quotes"
-                ),
-            );
-            None
-        }
-        other => {
-            cx.error(
-                n.pos,
-                format!(
-                    "expected a port number or name, found {}",
-                    other.kind_name()
-                ),
-            );
-            None
-        }
+    let port = object.get(cx, "port", |n, cx| {
+        port_or_name(
+            n,
+            cx,
+            |n: &Node, cx: &mut Cx| match &n.value {
+                Value::Int(i) => port_number(*i, n, cx).map(|p| (Some(p), None)),
+                _ => None,
+            },
+            |name| (None, Some(name)),
+        )
     });
     let end_port = object.value::<u16>(cx, "endPort");
     let mut ok = protocol.is_some() && (port.is_some() || !object.has("port"));

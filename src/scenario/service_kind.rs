@@ -19,14 +19,14 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use super::api_fields::{Field, KindSchema, S, SL, Shape, m, u};
 use super::decode::{Cx, Decode, StringMap};
-use super::kinds::{Spec, list, word};
+use super::kinds::{Spec, list, port_or_name, word};
 use super::resource::Resource;
 use super::yaml::{Node, Value};
 use crate::model::service::{
     ClusterIpSpec, DEFAULT_AFFINITY_TIMEOUT_SECONDS, Service, ServicePort, ServiceType,
     SessionAffinity, TargetPort, TrafficPolicy,
 };
-use crate::model::workload::{ContainerPort, PortProtocol};
+use crate::model::workload::PortProtocol;
 
 const SERVICE_PORT: &[Field] = &[
     m("name", S),
@@ -373,29 +373,13 @@ fn port(node: &Node, service_type: ServiceType, cx: &mut Cx) -> Option<ServicePo
         )
     });
     let port = object.required(cx, "port", port_number);
-    let target_port = object.get(cx, "targetPort", |n, cx| match &n.value {
-        Value::Int(_) => port_number(n, cx).map(TargetPort::Number),
-        Value::Str(s) if ContainerPort::is_valid_name(s) => Some(TargetPort::Name(s.clone())),
-        Value::Str(s) => {
-            cx.error(
-                n.pos,
-                format!(
-                    "`{s}` is not a port name (at most 15 lowercase letters, digits and inner \
-                     hyphens, at least one letter); write a number without quotes"
-                ),
-            );
-            None
-        }
-        other => {
-            cx.error(
-                n.pos,
-                format!(
-                    "expected a port number or name, found {}",
-                    other.kind_name()
-                ),
-            );
-            None
-        }
+    let target_port = object.get(cx, "targetPort", |n, cx| {
+        port_or_name(
+            n,
+            cx,
+            |n, cx| port_number(n, cx).map(TargetPort::Number),
+            TargetPort::Name,
+        )
     });
     let node_port = object.get(cx, "nodePort", |n, cx| {
         let p = port_number(n, cx)?;
