@@ -156,6 +156,20 @@ impl Cx {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
 
+    /// A required field: reports `missing required field` at the parent's position when it is
+    /// absent (unless its value was already refused), and returns it when present.
+    pub fn require<'a, T>(
+        &mut self,
+        field: &'a Option<Loc<T>>,
+        parent: Pos,
+        key: &str,
+    ) -> Option<&'a Loc<T>> {
+        if field.is_none() && !self.has_error_under(key) {
+            self.error(parent, format!("missing required field `{key}`"));
+        }
+        field.as_ref()
+    }
+
     /// Runs `f` with `key` appended to the path.
     pub fn at_key<R>(&mut self, key: &str, f: impl FnOnce(&mut Cx) -> R) -> R {
         self.path.push(Seg::Key(key.to_string()));
