@@ -1,19 +1,25 @@
-//! report.json `policy` and `connectivity` (SPEC §7) on `scenarios/policy-audit.yaml`: the
-//! expected values are the derivation in that scenario's header comment, not podnet's output.
+//! report.json `policy` and `connectivity` (SPEC §7) on `scenarios/policy-audit.yaml`, and
+//! `policy.windowsSkipped` on `scenarios/windows-policy-hns.yaml`: the expected values are the
+//! derivations in those scenarios' header comments, not podnet's output.
 
 use std::process::Command;
 
 use serde_json::{Value, json};
 
-/// report.json of the scenario, written to a folder of the test's own (`label`).
+/// report.json of `scenarios/policy-audit.yaml`, written to a folder of the test's own (`label`).
 fn report(label: &str) -> Value {
+    report_of("scenarios/policy-audit.yaml", label)
+}
+
+/// report.json of `scenario`, written to a folder of the test's own (`label`).
+fn report_of(scenario: &str, label: &str) -> Value {
     let out_dir = std::env::temp_dir().join(format!(
         "podnet-policy-audit-{label}-{}",
         std::process::id()
     ));
     let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["run", "scenarios/policy-audit.yaml", "--quiet", "--out"])
+        .args(["run", scenario, "--quiet", "--out"])
         .arg(&out_dir)
         .output()
         .expect("run podnet");
@@ -157,5 +163,44 @@ fn the_report_has_a_policy_section() {
     assert!(
         html.contains("id=\"policy\""),
         "report.html has no policy section"
+    );
+}
+
+/// HNS skips rule 0 (an ICMP type) and rule 1 (a named port) of `shop/web-ingress` on the
+/// Windows node that runs one of the pods it selects; rules 2 and 3 are programmed, and the
+/// Linux nodes skip nothing. One warning line per skipped rule names the rule and the node.
+#[test]
+fn rules_hns_cannot_express_are_reported_per_windows_node() {
+    let r = report_of("scenarios/windows-policy-hns.yaml", "windows");
+    let tier_of = |skip: &Value| skip["tier"].clone();
+    let skipped = r["policy"]["windowsSkipped"]
+        .as_array()
+        .expect("windowsSkipped");
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    for (skip, (index, action, why)) in skipped.iter().zip([
+        (0, "Deny", "HNS cannot match an ICMP type or code"),
+        (1, "Allow", "HNS cannot match a named port"),
+    ]) {
+        assert_eq!(tier_of(skip), json!("default"));
+        assert_eq!(skip["policy"], json!("shop/web-ingress"));
+        assert_eq!(skip["direction"], json!("ingress"));
+        assert_eq!(skip["index"], json!(index));
+        assert_eq!(skip["action"], json!(action));
+        assert_eq!(skip["why"], json!(why));
+        assert_eq!(skip["nodes"], json!(["win-1"]));
+    }
+    let warnings: Vec<&str> = r["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains("skipped on Windows"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "tier default: shop/web-ingress ingress rule 0 (Deny) is skipped on Windows node win-1: HNS cannot match an ICMP type or code",
+            "tier default: shop/web-ingress ingress rule 1 (Allow) is skipped on Windows node win-1: HNS cannot match a named port",
+        ]
     );
 }

@@ -44,6 +44,8 @@ pub struct Peer {
     pub node: Option<String>,
     pub node_selector: Option<Selector>,
     pub peer_ip: Option<IpAddr>,
+    /// The port written after `peerIP` (`10.0.0.1:1179`); BIRD connects to 179 without it.
+    pub peer_port: Option<u16>,
     pub peer_selector: Option<Selector>,
     /// The AS the peer is expected to have; a different real AS leaves the session Idle.
     pub as_number: Option<u32>,
@@ -59,6 +61,7 @@ impl Peer {
             node: None,
             node_selector: None,
             peer_ip: None,
+            peer_port: None,
             peer_selector: None,
             as_number: None,
             keep_original_next_hop: false,

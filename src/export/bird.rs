@@ -442,12 +442,16 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
                 let keep = !internal && config.is_some_and(|c| c.keep_original_next_hop);
                 let keep_line = if keep { "    next hop keep;\n" } else { "" };
                 let prefix = if global_peer { "Global" } else { "Node" };
+                // `peerIP: 10.0.0.1:1179`: BIRD's `neighbor <ip> port <n>` (179 without it).
+                let port = config
+                    .and_then(|c| c.peer_port)
+                    .map_or(String::new(), |p| format!(" port {p}"));
                 let block = PeerBlock {
                     key: peer_address.to_string(),
                     text: format!(
                         "# For peer {}/{peer_address}{peer_name}, BGPPeer {bgp_peer}\n\
                          protocol bgp {prefix}_{suffix} from bgp_template {{\n  ttl security off;\n  multihop;\n  \
-                         neighbor {peer_address} as {peer_as};\n  \
+                         neighbor {peer_address}{port} as {peer_as};\n  \
                          source address {node_ip};  # The local address we use for the TCP connection\n  \
                          ipv4 {{\n    import filter {{\n      accept;\n    }};\n    export filter {{\n      \
                          calico_export_to_bgp_peers({internal});\n      reject;\n    }};  \
@@ -868,6 +872,44 @@ profile: {bgpTimers: frr-datacenter}
         assert!(
             !files["r1-n-1"].contains("passive on"),
             "the ToR is not a calico node"
+        );
+    }
+
+    /// A BGPPeer's `peerIP` may carry a port (`ip:port`, Calico's BGPPeer reference); BIRD's
+    /// `neighbor` statement takes it as `neighbor <ip> port <n> as <asn>` (BIRD 2 user's guide,
+    /// BGP protocol options). Without a port the statement names none (179).
+    #[test]
+    fn a_peer_ip_with_a_port_keeps_its_port() {
+        let yaml = "
+name: t
+topology:
+  zones:
+  - name: z
+    racks:
+    - name: r1
+      subnet: 10.0.0.0/24
+      nodes: [{name: n1, ip: 10.0.0.2}, {name: n2, ip: 10.0.0.10}]
+resources:
+- apiVersion: projectcalico.org/v3
+  kind: IPPool
+  metadata: {name: pods}
+  spec: {cidr: 10.244.0.0/16, blockSize: 26, ipipMode: Never}
+- apiVersion: projectcalico.org/v3
+  kind: BGPPeer
+  metadata: {name: upstream}
+  spec: {peerIP: '10.0.0.200:1179', asNumber: 65000}
+- apiVersion: projectcalico.org/v3
+  kind: BGPPeer
+  metadata: {name: plain}
+  spec: {peerIP: 10.0.0.201, asNumber: 65000}
+";
+        let files = render_text(&yaml);
+        check_lines(
+            &files["n1"],
+            &[
+                "  neighbor 10.0.0.200 port 1179 as 65000;",
+                "  neighbor 10.0.0.201 as 65000;",
+            ],
         );
     }
 

@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use super::eval::{
     ClassKey, Endpoint, Engine, Explain, Extent, PacketClass, Party, Step, packet_class_extents,
+    windows_unsupported,
 };
 use super::model::{Direction, Protocol};
 use crate::model::TextEnum;
@@ -50,6 +51,41 @@ pub struct PolicyAudit {
     pub unselected: Vec<Unselected>,
     /// Per pod, the policies that apply, in evaluation order.
     pub pods: Vec<PodPolicies>,
+    /// Rules HNS cannot program, of policies that select pods on Windows nodes: there the
+    /// rule is skipped as if absent (REFERENCE-policy §4).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows_skipped: Vec<WindowsSkip>,
+}
+
+/// A rule Windows skips, and the Windows nodes whose pods its policy selects.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowsSkip {
+    #[serde(flatten)]
+    pub rule: RuleRef,
+    pub action: &'static str,
+    /// Why HNS cannot express it (`HNS cannot express a negative match`).
+    pub why: &'static str,
+    pub nodes: Vec<String>,
+}
+
+impl std::fmt::Display for WindowsSkip {
+    /// The warning line: the rule, what it would have done, where it is skipped and why.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}) is skipped on Windows {} {}: {}",
+            self.rule,
+            self.action,
+            if self.nodes.len() == 1 {
+                "node"
+            } else {
+                "nodes"
+            },
+            self.nodes.join(", "),
+            self.why
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -138,9 +174,10 @@ pub struct Audit {
     pub connectivity: Vec<Connection>,
 }
 
-/// A pod as the audit sees it: its group (`namespace/workload`) and workload endpoint.
+/// A pod as the audit sees it: its group (`namespace/workload`), node and workload endpoint.
 pub struct Member<'e> {
     pub group: &'e str,
+    pub node: &'e str,
     pub endpoint: &'e Endpoint,
 }
 
@@ -363,6 +400,8 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
         u.no_egress_policy += u64::from(egress_of[*c].is_empty());
     }
     out.pods.sort_by(|x, y| x.pod.cmp(&y.pod));
+    out.windows_skipped =
+        windows_skipped(&planned, members, &member_class, &ingress_of, &egress_of);
     out.unselected = unselected
         .into_values()
         .filter(|u| u.no_ingress_policy > 0 || u.no_egress_policy > 0)
@@ -372,6 +411,53 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
         policy: out,
         connectivity: connectivity(&packets, &groups, &allowed_by_classes),
     }
+}
+
+/// The rules HNS skips on the Windows nodes whose pods their policies select, in evaluation
+/// order (policy, direction, rule), each with its nodes sorted.
+fn windows_skipped(
+    planned: &[(&str, &str, &super::model::Policy)],
+    members: &[Member<'_>],
+    member_class: &[usize],
+    ingress_of: &[Vec<usize>],
+    egress_of: &[Vec<usize>],
+) -> Vec<WindowsSkip> {
+    let mut nodes: BTreeMap<RuleId, BTreeSet<&str>> = BTreeMap::new();
+    for (m, c) in members.iter().zip(member_class) {
+        if !m.endpoint.windows {
+            continue;
+        }
+        for (d, applying) in [
+            (Direction::Ingress, &ingress_of[*c]),
+            (Direction::Egress, &egress_of[*c]),
+        ] {
+            for &pi in applying {
+                for (index, rule) in planned[pi].2.rules(d).iter().enumerate() {
+                    if windows_unsupported(rule).is_some() {
+                        nodes.entry((pi, d, index)).or_default().insert(m.node);
+                    }
+                }
+            }
+        }
+    }
+    nodes
+        .into_iter()
+        .map(|((pi, d, index), nodes)| {
+            let (tier, name, policy) = planned[pi];
+            let rule = &policy.rules(d)[index];
+            WindowsSkip {
+                rule: RuleRef {
+                    tier: tier.to_string(),
+                    policy: name.to_string(),
+                    direction: direction_word(d),
+                    index,
+                },
+                action: rule.action.as_str(),
+                why: windows_unsupported(rule).unwrap_or_default(),
+                nodes: nodes.into_iter().map(str::to_string).collect(),
+            }
+        })
+        .collect()
 }
 
 /// Per (sender group, receiver group): the packets allowed for every pair and for some.

@@ -1038,7 +1038,7 @@ fn port_matches(
 
 /// Why HNS cannot program a rule (calico:felix/dataplane/windows/policysets/policysets.go):
 /// negative matches, ICMP type/code, named ports and Log are not supported.
-fn windows_unsupported(rule: &Rule) -> Option<&'static str> {
+pub fn windows_unsupported(rule: &Rule) -> Option<&'static str> {
     let negative = |e: &EntityRule| {
         !e.not_nets.is_empty() || !e.not_ports.is_empty() || e.not_selector.is_some()
     };

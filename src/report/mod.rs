@@ -174,6 +174,9 @@ impl Report {
             .policy
             .as_deref()
             .map(|inputs| crate::sim::policy::audit(&last.pods, inputs));
+        if let Some(a) = &audit {
+            warnings.extend(a.policy.windows_skipped.iter().map(ToString::to_string));
+        }
         let (policy, connectivity) = match audit {
             Some(a) => (Some(a.policy), Some(a.connectivity)),
             None => (None, None),

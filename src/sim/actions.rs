@@ -161,7 +161,7 @@ impl Simulation<'_> {
                         self.record("apply", subject, outcome);
                     }
                     Some(ResourceSpec::BgpPeer(p)) => {
-                        let peer = peer_of(p);
+                        let peer = p.clone();
                         let cause = format!("BGPPeer {} applied", p.name);
                         self.world.control.bgp_inputs.apply_peer(peer);
                         self.record("apply", subject, "applied");

@@ -238,7 +238,7 @@ impl BgpInputs {
                         inputs.config.node_to_node_mesh = mesh;
                     }
                 }
-                ResourceSpec::BgpPeer(p) => inputs.peers.push(peer_of(p)),
+                ResourceSpec::BgpPeer(p) => inputs.peers.push(p.clone()),
                 _ => {}
             }
         }
@@ -264,18 +264,6 @@ impl BgpInputs {
                 .node_to_node_mesh_enabled
                 .unwrap_or(default.node_to_node_mesh),
         };
-    }
-}
-
-pub(super) fn peer_of(p: &BgpPeer) -> bgp::Peer {
-    bgp::Peer {
-        name: p.name.clone(),
-        node: p.node.clone(),
-        node_selector: p.node_selector.clone(),
-        peer_ip: p.peer_ip,
-        peer_selector: p.peer_selector.clone(),
-        as_number: p.as_number,
-        keep_original_next_hop: p.keep_original_next_hop,
     }
 }
 

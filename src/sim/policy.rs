@@ -170,16 +170,21 @@ pub fn pairs_between(
 /// The policy audit of a snapshot's pods (SPEC §7 report.json `policy` and `connectivity`),
 /// pods grouped by `namespace/workload`.
 pub fn audit(pods: &[super::snapshot::PodRow], inputs: &PolicyInputs) -> Audit {
-    let groups: Vec<(String, &Endpoint)> = pods
+    let groups: Vec<(String, &str, &Endpoint)> = pods
         .iter()
         .filter_map(|p| {
             let e = inputs.endpoints.get(&p.key)?;
-            Some((format!("{}/{}", p.namespace, p.workload), e))
+            let node = p.node.as_deref().unwrap_or_default();
+            Some((format!("{}/{}", p.namespace, p.workload), node, e))
         })
         .collect();
     let members: Vec<Member<'_>> = groups
         .iter()
-        .map(|(group, endpoint)| Member { group, endpoint })
+        .map(|(group, node, endpoint)| Member {
+            group,
+            node,
+            endpoint,
+        })
         .collect();
     let mut engine = Engine::new(&inputs.set);
     engine.know_endpoints(inputs.endpoints.values());

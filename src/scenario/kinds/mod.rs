@@ -97,21 +97,6 @@ pub struct BgpConfiguration {
     pub service_cluster_ips: Vec<IpNet>,
 }
 
-/// A Calico `BGPPeer`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BgpPeer {
-    pub name: String,
-    /// `spec.node`: the peering applies to this node only.
-    pub node: Option<String>,
-    pub node_selector: Option<Selector>,
-    /// Without its port (`10.0.0.1:179` → 10.0.0.1); the port is kept separately.
-    pub peer_ip: Option<IpAddr>,
-    pub peer_port: Option<u16>,
-    pub peer_selector: Option<Selector>,
-    pub as_number: Option<u32>,
-    pub keep_original_next_hop: bool,
-}
-
 /// What one resource means to podnet.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResourceSpec {
@@ -123,7 +108,8 @@ pub enum ResourceSpec {
     Namespace(Namespace),
     CalicoNode(CalicoNode),
     BgpConfiguration(BgpConfiguration),
-    BgpPeer(BgpPeer),
+    /// A Calico `BGPPeer`, decoded straight into the BGP layer's type.
+    BgpPeer(crate::bgp::Peer),
     /// A network policy kind, Tier or ServiceAccount, in the policy model's terms
     /// (decoded by [`super::policy_kinds`]).
     Policy(PolicyResource),
@@ -492,7 +478,7 @@ impl Decoder<'_> {
         }
     }
 
-    fn bgp_peer(&self, r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<BgpPeer> {
+    fn bgp_peer(&self, r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<crate::bgp::Peer> {
         let node: Option<String> = spec.value(cx, "node");
         if let Some(node) = &node {
             self.warn_unknown_node(node, spec.pos_of("node"), cx, "node");
@@ -516,7 +502,7 @@ impl Decoder<'_> {
                 });
             }
         }
-        Some(BgpPeer {
+        Some(crate::bgp::Peer {
             name: r.name.clone(),
             node,
             node_selector,
