@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use podnet::ipam::calico::{AssignRequest, CalicoIpam, IpPool, IpamConfig, Node, Os, Profile};
+use podnet::ipam::calico::{AssignRequest, CalicoIpam, IpPool, IpamConfig, IpamNode, Os, Profile};
 use podnet::model::Labels;
 use podnet::model::time::SimTime;
 
@@ -17,7 +17,7 @@ fn fresh() -> (CalicoIpam, Vec<String>) {
     ipam.upsert_pool(pool).expect("pool");
     let names: Vec<String> = (0..NODES).map(|i| format!("node-{i}")).collect();
     for name in &names {
-        ipam.upsert_node(Node {
+        ipam.upsert_node(IpamNode {
             name: name.clone(),
             labels: Labels::new(),
             os: Os::Linux,

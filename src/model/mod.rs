@@ -19,6 +19,15 @@ pub mod workload;
 /// Kubernetes-style labels: ordered so that every iteration over them is deterministic.
 pub type Labels = BTreeMap<String, String>;
 
+/// Serialises a value as its `Display` text (`#[serde(serialize_with = ...)]`): typed rows
+/// (prefixes, addresses) are written the way people read them, never kept as strings.
+pub fn as_display<T: std::fmt::Display, S: serde::Serializer>(
+    value: &T,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
+
 /// An enum written in scenario files as one of a fixed set of words.
 pub trait TextEnum: Sized + Copy + 'static {
     /// Every accepted spelling, in declaration order.

@@ -817,7 +817,7 @@ mod tests {
         PoolRow {
             name: name.to_string(),
             kind: "calico",
-            cidr: "10.244.0.0/16".to_string(),
+            cidr: "10.244.0.0/16".parse().expect("a prefix"),
             block_size: Some(26),
             capacity,
             allocated: 0,

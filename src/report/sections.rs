@@ -275,7 +275,7 @@ fn pools(report: &Report) -> Section {
                 vec![
                     p.name.clone(),
                     p.kind.to_string(),
-                    p.cidr.clone(),
+                    p.cidr.to_string(),
                     p.block_size.map_or_else(dash, |b| format!("/{b}")),
                     count(p.capacity),
                     count(p.allocated),

@@ -21,6 +21,7 @@ use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network, WindowsH
 use crate::model::time::SimTime;
 use crate::model::topology::{Node, Os, Topology};
 use crate::scenario::kinds::{Namespace, ResourceSpec};
+use crate::sim::snapshot::PoolRow;
 
 /// The annotation naming Calico pools for a pod or namespace (a JSON list of names or CIDRs).
 pub const CALICO_IPV4_POOLS: &str = "cni.projectcalico.org/ipv4pools";
@@ -47,21 +48,6 @@ pub struct PodRequest<'a> {
     pub annotations: &'a Labels,
     pub node: &'a Node,
     pub stateful: bool,
-}
-
-/// A pool row for reports.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PoolState {
-    pub name: String,
-    pub kind: &'static str,
-    pub cidr: IpNet,
-    pub block_size: Option<u8>,
-    pub capacity: u128,
-    pub allocated: u64,
-    pub reserved: u64,
-    pub blocks: u32,
-    pub free: u128,
-    pub mtu: u32,
 }
 
 /// IPAM for the whole cluster.
@@ -174,7 +160,7 @@ impl Addressing {
     /// Registers a node with IPAM (labels, OS) and gives it its tunnel addresses.
     pub fn add_node(&mut self, now: SimTime, node: &Node) {
         if let Addressing::Calico(ipam) = self {
-            ipam.upsert_node(calico::Node {
+            ipam.upsert_node(calico::IpamNode {
                 name: node.name.clone(),
                 labels: node.labels.clone(),
                 os: match node.os {
@@ -403,7 +389,7 @@ impl Addressing {
     }
 
     /// Pools for reports, in name order.
-    pub fn pools(&self, network: &Network) -> Vec<PoolState> {
+    pub fn pools(&self, network: &Network) -> Vec<PoolRow> {
         match self {
             Addressing::Calico(ipam) => {
                 let mut names: Vec<String> = ipam.blocks().into_iter().map(|b| b.pool).collect();
@@ -423,7 +409,7 @@ impl Addressing {
                             0
                         };
                         let _ = CalicoBackend::Bird;
-                        Some(PoolState {
+                        Some(PoolRow {
                             name,
                             kind: "calico",
                             cidr: r.cidr,
@@ -442,7 +428,7 @@ impl Addressing {
                 .pools()
                 .filter_map(|p| {
                     let u = ipam.pool_usage(&p.name)?;
-                    Some(PoolState {
+                    Some(PoolRow {
                         name: p.name.clone(),
                         kind: "spiderpool",
                         cidr: p.subnet,

@@ -51,7 +51,8 @@ pub struct PodRow {
 pub struct PoolRow {
     pub name: String,
     pub kind: &'static str,
-    pub cidr: String,
+    #[serde(serialize_with = "crate::model::as_display")]
+    pub cidr: IpNet,
     pub block_size: Option<u8>,
     pub capacity: u128,
     pub allocated: u64,
@@ -309,23 +310,7 @@ impl Snapshot {
                 }
             })
             .collect();
-        let pools = world
-            .addressing
-            .pools(network)
-            .into_iter()
-            .map(|p| PoolRow {
-                name: p.name,
-                kind: p.kind,
-                cidr: p.cidr.to_string(),
-                block_size: p.block_size,
-                capacity: p.capacity,
-                allocated: p.allocated,
-                reserved: p.reserved,
-                blocks: p.blocks,
-                free: p.free,
-                mtu: p.mtu,
-            })
-            .collect();
+        let pools = world.addressing.pools(network);
         let calico = world.addressing.calico();
         let blocks = calico
             .map(|ipam| {

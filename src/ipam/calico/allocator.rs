@@ -27,7 +27,7 @@ use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::start_index;
 use super::{
-    Allocation, AssignOutcome, AssignRequest, IpamChange, Node, Os, Profile, TunnelKind, Use,
+    Allocation, AssignOutcome, AssignRequest, IpamChange, IpamNode, Os, Profile, TunnelKind, Use,
     messages,
 };
 use crate::ipam::ranges::RangeSet;
@@ -42,7 +42,7 @@ const DEFAULT_MAX_BLOCKS: u32 = 20;
 
 /// A pool and its block indexes.
 #[derive(Clone, Debug)]
-pub(crate) struct PoolState {
+pub(crate) struct PoolBlocks {
     pub(crate) pool: IpPool,
     /// `pool.name`, shared: requests list their candidate pools by it without copying it.
     name: Arc<str>,
@@ -62,8 +62,8 @@ pub(crate) struct PoolState {
     empty: BTreeSet<u128>,
 }
 
-impl PoolState {
-    fn new(pool: IpPool) -> PoolState {
+impl PoolBlocks {
+    fn new(pool: IpPool) -> PoolBlocks {
         let net = pool.network();
         let (v6, base) = net_key(&net);
         let max = net.max_prefix_len();
@@ -73,7 +73,7 @@ impl PoolState {
         } else {
             0
         };
-        PoolState {
+        PoolBlocks {
             v6,
             base,
             host_bits: u32::from(max.saturating_sub(pool.block_size)),
@@ -116,13 +116,13 @@ type AffineList = SmallVec<[BlockId; 4]>;
 /// Ids are never reused, so an address keeps naming the node it was assigned on after that
 /// node is deleted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct NodeId(u32);
+struct HostId(u32);
 
 #[derive(Clone, Debug)]
 struct NodeState {
     /// Shared so that each request can hold the node while the state is mutated, without
     /// copying its labels.
-    node: Arc<Node>,
+    node: Arc<IpamNode>,
     affine: AffineList,
     /// Addresses this node holds from blocks not affine to it.
     borrowed: BTreeSet<IpAddr>,
@@ -135,7 +135,7 @@ struct Held {
     /// Valid while held: a block with a held address is never deleted.
     block: BlockId,
     /// The node the address was assigned on.
-    node: NodeId,
+    node: HostId,
     borrowed: bool,
 }
 
@@ -150,8 +150,8 @@ struct HandleRecord {
 
 /// The node a request is made for: looked up once per request.
 struct Requester {
-    node: Arc<Node>,
-    id: NodeId,
+    node: Arc<IpamNode>,
+    id: HostId,
 }
 
 /// Buffers reused by every `AutoAssign`, so that a request allocates only what it returns.
@@ -171,14 +171,14 @@ pub struct CalicoIpam {
     profile: Profile,
     config: IpamConfig,
     windows_use_single_network: bool,
-    pub(crate) pools: BTreeMap<String, PoolState>,
+    pub(crate) pools: BTreeMap<String, PoolBlocks>,
     reservations: Vec<IpReservation>,
     reserved: ReservedSet,
     /// Every block, by arena id and in key order.
     pub(crate) blocks: Blocks,
     /// Every node name ever added; a name's id indexes `nodes`.
     node_names: Interner,
-    /// By [`NodeId`]; `None` once the node is deleted.
+    /// By [`HostId`]; `None` once the node is deleted.
     nodes: Vec<Option<NodeState>>,
     /// Handle names; a handle's id indexes `handles`.
     handle_names: Interner,
@@ -242,7 +242,7 @@ impl CalicoIpam {
     // ----- resources -------------------------------------------------------------------
 
     /// Adds or updates a node (labels or OS). Affinities are re-checked lazily, as Calico does.
-    pub fn upsert_node(&mut self, node: Node) {
+    pub fn upsert_node(&mut self, node: IpamNode) {
         let id = self.node_names.intern(&node.name) as usize;
         if self.nodes.len() <= id {
             self.nodes.resize_with(id + 1, || None);
@@ -284,7 +284,7 @@ impl CalicoIpam {
         }
         let name = pool.name.clone();
         let net = pool.network();
-        self.pools.insert(name.clone(), PoolState::new(pool));
+        self.pools.insert(name.clone(), PoolBlocks::new(pool));
         // Adopt blocks left behind by a deleted pool with the same geometry.
         for key in self.block_keys_in(&net) {
             let Some(state) = self.pools.get(&name) else {
@@ -593,7 +593,7 @@ impl CalicoIpam {
     fn candidate_pools(
         &self,
         req: &AssignRequest,
-        node: &Node,
+        node: &IpamNode,
         v6: bool,
         allowed: &mut Vec<Arc<str>>,
     ) -> Result<(), String> {
@@ -606,7 +606,7 @@ impl CalicoIpam {
             (Os::Linux, true) => 128,
         };
         // Enabled pools of the family whose blocks fit the node.
-        let qualified = |s: &&PoolState| {
+        let qualified = |s: &&PoolBlocks| {
             s.v6 == v6 && !s.pool.disabled && s.usable && s.pool.block_size <= max_prefix
         };
         if !self.pools.values().any(|s| qualified(&s)) {
@@ -670,8 +670,8 @@ impl CalicoIpam {
     /// released on the way (`ipam.go`).
     fn prepare_affine_blocks(
         &mut self,
-        node_id: NodeId,
-        node: &Node,
+        node_id: HostId,
+        node: &IpamNode,
         v6: bool,
         allowed: &[Arc<str>],
         usable: &mut Vec<BlockId>,
@@ -718,7 +718,7 @@ impl CalicoIpam {
     fn find_usable_block(
         &mut self,
         now: SimTime,
-        node: &Node,
+        node: &IpamNode,
         allowed: &[Arc<str>],
     ) -> Option<BlockId> {
         for name in allowed {
@@ -932,7 +932,7 @@ impl CalicoIpam {
 
     /// A Windows node's tunnel address: reserved ordinal 1 of its first affine block in
     /// `pools`, claiming a block first if it has none (Calico's EnsureBlock).
-    fn windows_tunnel(&mut self, now: SimTime, node: &Node, pools: &[String]) -> AssignOutcome {
+    fn windows_tunnel(&mut self, now: SimTime, node: &IpamNode, pools: &[String]) -> AssignOutcome {
         if !self.config.strict_affinity {
             return AssignOutcome::failed(messages::WINDOWS_STRICT_AFFINITY.into());
         }
@@ -1081,8 +1081,8 @@ impl CalicoIpam {
 
     // ----- internals -------------------------------------------------------------------
 
-    fn node_id(&self, name: &str) -> Option<NodeId> {
-        self.node_names.get(name).map(NodeId)
+    fn node_id(&self, name: &str) -> Option<HostId> {
+        self.node_names.get(name).map(HostId)
     }
 
     /// The state of the node named `name`, if it exists.
@@ -1115,7 +1115,7 @@ impl CalicoIpam {
         block: BlockId,
         num: u32,
         id: HandleId,
-        node: NodeId,
+        node: HostId,
         ordinals: &mut Vec<u32>,
         out: &mut Vec<Allocation>,
     ) {
@@ -1140,7 +1140,7 @@ impl CalicoIpam {
         block_id: BlockId,
         ordinals: &[u32],
         id: HandleId,
-        node: NodeId,
+        node: HostId,
         out: &mut Vec<Allocation>,
     ) {
         let block = self.blocks.at(block_id);
@@ -1182,7 +1182,7 @@ impl CalicoIpam {
         now: SimTime,
         pool: &str,
         index: u128,
-        node: &Node,
+        node: &IpamNode,
     ) -> Option<BlockId> {
         let state = self.pools.get_mut(pool)?;
         let cidr = state.block_cidr(index);

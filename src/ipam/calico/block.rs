@@ -120,7 +120,7 @@ impl ReservedSet {
 #[derive(Clone, Debug)]
 pub(crate) struct Block {
     pub(crate) cidr: IpNet,
-    /// The creating pool's name, shared with the pool's state (`PoolState::name`).
+    /// The creating pool's name, shared with the pool's state (`PoolBlocks::name`).
     pub(crate) pool: Arc<str>,
     /// The block's index inside its pool (its position in the walk).
     pub(crate) index: u128,

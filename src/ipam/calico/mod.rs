@@ -74,7 +74,7 @@ pub enum Os {
 
 /// What IPAM needs to know about a node: its name (the affinity key), labels and OS.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Node {
+pub struct IpamNode {
     pub name: String,
     pub labels: Labels,
     pub os: Os,

@@ -23,8 +23,8 @@ fn pool(name: &str, cidr: &str, block_size: u8) -> IpPool {
     p
 }
 
-fn node(name: &str, os: Os) -> Node {
-    Node {
+fn node(name: &str, os: Os) -> IpamNode {
+    IpamNode {
         name: name.into(),
         labels: Labels::new(),
         os,
@@ -788,7 +788,7 @@ proptest! {
     }
 }
 
-fn node_of(i: usize) -> Node {
+fn node_of(i: usize) -> IpamNode {
     node(NODES[i].0, NODES[i].1)
 }
 

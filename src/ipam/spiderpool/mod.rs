@@ -146,7 +146,7 @@ pub enum PoolRemoval {
 
 /// One pool's run-time state.
 #[derive(Clone, Debug)]
-struct PoolState {
+struct LivePool {
     spec: SpiderIpPool,
     /// `ips − excludeIPs − reserved`.
     allocatable: RangeSet,
@@ -157,9 +157,9 @@ struct PoolState {
     terminating: bool,
 }
 
-impl PoolState {
-    fn new(spec: SpiderIpPool, reserved: &RangeSet) -> PoolState {
-        let mut state = PoolState {
+impl LivePool {
+    fn new(spec: SpiderIpPool, reserved: &RangeSet) -> LivePool {
+        let mut state = LivePool {
             spec,
             allocatable: RangeSet::new(),
             free: RangeSet::new(),
@@ -215,7 +215,7 @@ struct PodRecord {
 /// Spiderpool's IPAM state: pools, reserved addresses and who holds what.
 #[derive(Clone, Debug, Default)]
 pub struct SpiderpoolIpam {
-    pools: BTreeMap<String, PoolState>,
+    pools: BTreeMap<String, LivePool>,
     reserved: BTreeMap<String, SpiderReservedIp>,
     reserved_v4: RangeSet,
     reserved_v6: RangeSet,
@@ -249,7 +249,7 @@ impl SpiderpoolIpam {
         for p in pools {
             let reserved = ipam.reserved_for(p.family()).clone();
             ipam.pools
-                .insert(p.name.clone(), PoolState::new(p, &reserved));
+                .insert(p.name.clone(), LivePool::new(p, &reserved));
         }
         Ok(ipam)
     }
@@ -304,7 +304,7 @@ impl SpiderpoolIpam {
         self.webhook_check(&pool)?;
         let reserved = self.reserved_for(pool.family()).clone();
         self.pools
-            .insert(pool.name.clone(), PoolState::new(pool, &reserved));
+            .insert(pool.name.clone(), LivePool::new(pool, &reserved));
         Ok(())
     }
 

@@ -115,10 +115,7 @@ pub fn render(
     let shown: Vec<&PoolRow> = pools.iter().take(MAX_POOLS).collect();
     let mut panels = Vec::new();
     for pool in &shown {
-        let Ok(net) = pool.cidr.parse::<IpNet>() else {
-            continue;
-        };
-        let net = net.trunc();
+        let net = pool.cidr.trunc();
         let capacity = host_count(&net);
         let block = pool
             .block_size
@@ -429,7 +426,7 @@ mod tests {
             } else {
                 "spiderpool"
             },
-            cidr: cidr.to_string(),
+            cidr: cidr.parse().expect("a prefix"),
             block_size: block,
             capacity,
             allocated: 11,
