@@ -59,11 +59,7 @@ fn pod(snap: &Snapshot, reference: &str) -> (PodKey, IpAddr) {
         .iter()
         .find(|p| p.namespace == ns && p.name == n)
         .unwrap_or_else(|| panic!("no pod {reference}"));
-    let ip =
-        p.ip.as_deref()
-            .unwrap_or_else(|| panic!("{reference} has no address"))
-            .parse()
-            .expect("pod address");
+    let ip = p.ip.unwrap_or_else(|| panic!("{reference} has no address"));
     (p.key, ip)
 }
 
@@ -357,7 +353,7 @@ fn unallocated_for_an_address_no_pod_holds() {
     assert!(
         snap.pods
             .iter()
-            .any(|p| p.ip.as_deref() == Some("10.244.42.33"))
+            .any(|p| p.ip == Some("10.244.42.33".parse().unwrap()))
     );
     let t = trace(dp, Source::Pod(key), "10.244.42.39".parse().unwrap()).expect("trace");
     assert_stopped(snap, &t, Reason::Unallocated, "r1-n-1");
@@ -671,7 +667,7 @@ expect:
             if a.key == b.key {
                 continue;
             }
-            let ip: IpAddr = b.ip.as_deref().expect("addressed").parse().unwrap();
+            let ip: IpAddr = b.ip.expect("addressed");
             match trace(dp, Source::Pod(a.key), ip).expect("trace").verdict {
                 Verdict::Delivered => delivered += 1,
                 Verdict::Dropped { reason, at } => {

@@ -164,10 +164,7 @@ fn resolve(
         None => snap.pods.iter().find(|p| p.name == text),
     };
     if let Some(p) = pod {
-        return Some(Endpoint::Pod(
-            p.key,
-            p.ip.as_deref().and_then(|i| i.parse().ok()),
-        ));
+        return Some(Endpoint::Pod(p.key, p.ip));
     }
     let d = topo.device_by_name(text)?;
     Some(Endpoint::Device(d, topo.device(d).address))

@@ -314,8 +314,10 @@ pub fn compare(base: &Digest, new: &Digest, sources: (String, String), fail_on: 
     }
 }
 
-fn opt(v: &Option<String>) -> String {
-    v.clone().unwrap_or_else(|| "-".to_string())
+/// An optional value as a diff cell: its text, or `-`.
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map_or_else(|| "-".to_string(), ToString::to_string)
 }
 
 fn pods(base: &Digest, new: &Digest) -> PodsDiff {

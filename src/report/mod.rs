@@ -336,13 +336,7 @@ fn example_path(
     snap: &crate::sim::snapshot::Snapshot,
     (from, to): (PodKey, PodKey),
 ) -> Vec<String> {
-    let Some(dst) = snap
-        .pods
-        .iter()
-        .find(|p| p.key == to)
-        .and_then(|p| p.ip.as_deref())
-        .and_then(|ip| ip.parse().ok())
-    else {
+    let Some(dst) = snap.pods.iter().find(|p| p.key == to).and_then(|p| p.ip) else {
         return Vec::new();
     };
     crate::forwarding::trace(&snap.dataplane, Source::Pod(from), dst).map_or_else(Vec::new, |t| {

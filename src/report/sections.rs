@@ -640,7 +640,7 @@ fn pods(report: &Report) -> Section {
                 vec![
                     format!("{}/{}", p.namespace, p.name),
                     p.node.clone().unwrap_or_else(dash),
-                    p.ip.clone().unwrap_or_else(dash),
+                    p.ip.map_or_else(dash, |ip| ip.to_string()),
                     p.pool.clone().unwrap_or_else(dash),
                     p.block.clone().unwrap_or_else(dash),
                     if p.borrowed { "yes" } else { "no" }.to_string(),

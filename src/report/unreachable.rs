@@ -225,7 +225,7 @@ impl CauseInputs<'_> {
                 CauseKind::BorrowedRoute,
                 format!(
                     "{} on {} is borrowed from block {}; {} has no route to it",
-                    d.ip.as_deref().unwrap_or("?"),
+                    d.ip.map_or_else(|| "?".to_string(), |ip| ip.to_string()),
                     dst_node,
                     d.block.as_deref().unwrap_or("?"),
                     g.stopped_at

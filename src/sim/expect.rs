@@ -218,14 +218,17 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             status,
         } => {
             let pod = find_pod(snap, name).ok_or_else(|| format!("no pod `{name}`"))?;
-            let pod_ip: Option<IpAddr> = pod.ip.as_deref().and_then(|s| s.parse().ok());
+            let pod_ip: Option<IpAddr> = pod.ip;
             cmp.value("ip", *ip, pod_ip);
             if let Some(cidr) = in_cidr {
                 let inside = pod_ip.is_some_and(|a| cidr.contains(&a));
                 cmp.passed &= inside;
                 cmp.expected.push(format!("ip in {cidr}"));
-                cmp.actual
-                    .push(format!("ip {}", pod.ip.as_deref().unwrap_or("none")));
+                cmp.actual.push(format!(
+                    "ip {}",
+                    pod.ip
+                        .map_or_else(|| "none".to_string(), |ip| ip.to_string())
+                ));
             }
             cmp.value("node", node.clone(), pod.node.clone());
             cmp.value("pool", pool.clone(), pod.pool.clone());
@@ -482,10 +485,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 Some(p) => format!("a path {from} -> {to} on {p}"),
                 None => format!("a path {from} -> {to}"),
             };
-            let (Some(_), Some(ip)) = (
-                &source.ip,
-                target.ip.as_deref().and_then(|i| i.parse::<IpAddr>().ok()),
-            ) else {
+            let (Some(_), Some(ip)) = (&source.ip, target.ip) else {
                 return Ok((false, what, "one of the pods has no address".to_string()));
             };
             let device_name =

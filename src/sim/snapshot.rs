@@ -7,6 +7,7 @@
 //! ([`Snapshot::reachability`]); the report and `podnet sweep` read it, and never compute it.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 
 use ipnet::IpNet;
@@ -33,7 +34,7 @@ pub struct PodRow {
     pub namespace: String,
     pub workload: String,
     pub node: Option<String>,
-    pub ip: Option<String>,
+    pub ip: Option<IpAddr>,
     pub pool: Option<String>,
     pub block: Option<String>,
     pub borrowed: bool,
@@ -299,7 +300,7 @@ impl Snapshot {
                         .map(|w| w.name.clone())
                         .unwrap_or_default(),
                     node: p.node.map(|n| topo.node(n).name.clone()),
-                    ip: a.map(|a| a.ip.to_string()),
+                    ip: a.map(|a| a.ip),
                     pool: a.map(|a| a.pool.clone()),
                     block: a.and_then(|a| a.block).map(|b| b.to_string()),
                     borrowed: a.is_some_and(|a| a.borrowed),

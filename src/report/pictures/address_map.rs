@@ -161,7 +161,7 @@ pub fn render(
             .iter()
             .filter(|p| p.pool.as_deref() == Some(pool.name.as_str()))
         {
-            let Some(ip) = p.ip.as_deref().and_then(|ip| ip.parse::<IpAddr>().ok()) else {
+            let Some(ip) = p.ip else {
                 continue;
             };
             let Some(i) = index(ip) else {
@@ -455,7 +455,7 @@ mod tests {
             namespace: "default".to_string(),
             workload: "web".to_string(),
             node: Some(node.to_string()),
-            ip: Some(ip.to_string()),
+            ip: Some(ip.parse().expect("an address")),
             pool: Some("p".to_string()),
             block: None,
             borrowed,
