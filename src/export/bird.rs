@@ -903,7 +903,7 @@ resources:
   metadata: {name: plain}
   spec: {peerIP: 10.0.0.201, asNumber: 65000}
 ";
-        let files = render_text(&yaml);
+        let files = render_text(yaml);
         check_lines(
             &files["n1"],
             &[
