@@ -339,6 +339,8 @@ pub(super) struct SpeakerRt {
     flush_scheduled: bool,
     sent: u64,
     received: u64,
+    /// Attributes exported per prefix, shared among sessions (`send.rs`).
+    exports: send::ExportCache,
 }
 
 /// Why a session is being timed out.
@@ -848,6 +850,7 @@ impl BgpEngine {
         r.dirty.clear();
         r.flush_scheduled = false;
         r.rib.clear();
+        r.exports.clear();
     }
 
     pub(super) fn insert_local(

@@ -4,6 +4,7 @@
 //! in-flight UPDATEs with their arrival times.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
@@ -14,6 +15,7 @@ use crate::bgp::policy::{
 };
 use crate::bgp::rib::{Advertised, Attrs, PrefixId, RouteSource};
 use crate::bgp::{SessionId, SpeakerId};
+use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
 use super::{
@@ -181,15 +183,19 @@ impl BgpEngine {
         }
     }
 
-    /// The attributes speaker `s` sends for `adv` on session `x` (its side `side`), or
-    /// `None` if it sends nothing; `memo` shares one `Arc` among sessions with the same key.
+    /// The attributes speaker `s` sends for `adv` (its advertisement of `p`) on session `x`
+    /// (its side `side`), or `None` if it sends nothing. `exports` is the speaker's
+    /// [`ExportCache`] (taken out of its [`SpeakerRt`] for the call): sessions with the same
+    /// export inputs share one `Arc`, within one flush and across full tables sent later.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn export_one(
         &self,
         s: SpeakerId,
         x: SessionId,
         side: usize,
+        p: PrefixId,
         adv: Option<&Advertised>,
-        memo: &mut Vec<(ExportKey, Attrs)>,
+        exports: &mut ExportCache,
     ) -> Option<Attrs> {
         let adv = adv.filter(|a| a.exportable)?;
         let me = &self.speakers[s.index()];
@@ -206,9 +212,6 @@ impl BgpEngine {
             &self.export_session(x, side),
         )
         .ok()?;
-        if let Some((_, a)) = memo.iter().find(|(k, _)| *k == key) {
-            return Some(a.clone());
-        }
         let learned_from = match learned_on {
             None => me.router_id,
             Some(y) => {
@@ -218,6 +221,22 @@ impl BgpEngine {
                     .map_or(me.router_id, |p| self.speakers[p.index()].router_id)
             }
         };
+        let inputs = ExportInputs {
+            key,
+            learned_from,
+            ibgp_local_pref: self.ibgp_local_pref,
+            router: me.is_router(),
+            address: me.address,
+            as_number: me.as_number,
+            cluster_id: me.cluster_id,
+        };
+        let kept = exports.entry(p).or_default();
+        if let Some(e) = kept
+            .iter()
+            .find(|e| e.inputs == inputs && Arc::ptr_eq(&e.from, &adv.attrs))
+        {
+            return Some(e.attrs.clone());
+        }
         let attrs = Arc::new(export_attrs(
             &adv.attrs,
             key,
@@ -225,7 +244,14 @@ impl BgpEngine {
             learned_from,
             self.ibgp_local_pref,
         ));
-        memo.push((key, attrs.clone()));
+        if kept.len() >= EXPORTS_KEPT {
+            kept.remove(0);
+        }
+        kept.push(Exported {
+            from: adv.attrs.clone(),
+            inputs,
+            attrs: attrs.clone(),
+        });
         Some(attrs)
     }
 
@@ -239,6 +265,7 @@ impl BgpEngine {
     /// Sends every change marked since the last flush, one UPDATE per peer.
     pub(super) fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
         let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
+        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
         let mut batches = Batches::default();
         for p in dirty {
             batches.next_prefix();
@@ -277,16 +304,16 @@ impl BgpEngine {
                 .flat_map(|(_, l)| l.iter().copied())
                 .filter(|x| self.sessions[x.index()].state == SessionState::Established)
                 .collect();
-            let (mut memo_old, mut memo_new) = (Vec::new(), Vec::new());
             for x in targets {
                 let Some(side) = self.sessions[x.index()].side_of(s) else {
                     continue;
                 };
-                let e_old = self.export_one(s, x, side, old.as_ref(), &mut memo_old);
-                let e_new = self.export_one(s, x, side, new.as_ref(), &mut memo_new);
+                let e_old = self.export_one(s, x, side, p, old.as_ref(), &mut exports);
+                let e_new = self.export_one(s, x, side, p, new.as_ref(), &mut exports);
                 self.queue_change(now, x, side, p, e_old, e_new, &mut batches, out);
             }
         }
+        self.rt[s.index()].exports = exports;
         // Peers getting the same change share one body.
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
@@ -370,13 +397,14 @@ impl BgpEngine {
             return;
         }
         let mut batch = UpdateBody::default();
+        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
         for (p, peer_view) in held {
             let adv = self.rt[s.index()]
                 .rib
                 .destinations
                 .get(&p)
                 .and_then(|d| d.advertised.as_deref().cloned());
-            let now_view = self.export_one(s, x, side, adv.as_ref(), &mut Vec::new());
+            let now_view = self.export_one(s, x, side, p, adv.as_ref(), &mut exports);
             if same_attrs(&peer_view, &now_view) {
                 continue;
             }
@@ -385,6 +413,7 @@ impl BgpEngine {
                 None => batch.withdrawn.push(p),
             }
         }
+        self.rt[s.index()].exports = exports;
         self.send_one(now, s, x, batch, out);
     }
 
@@ -399,12 +428,13 @@ impl BgpEngine {
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
         let mut batch = UpdateBody::default();
+        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
         let r = &self.rt[s.index()];
         // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
         // own prefixes can go, which spares a full-mesh node a walk of its whole table.
         let own_only = r.clients.is_empty() && r.ebgp.is_empty();
         let mut add = |p: PrefixId, adv: Option<&Advertised>| {
-            if let Some(a) = self.export_one(s, x, side, adv, &mut Vec::new()) {
+            if let Some(a) = self.export_one(s, x, side, p, adv, &mut exports) {
                 batch.announced.push((p, a));
             }
         };
@@ -419,6 +449,7 @@ impl BgpEngine {
                 add(p, d.advertised.as_deref());
             }
         }
+        self.rt[s.index()].exports = exports;
         // End-of-RIB rides on the table; alone only when a peer waits for it (`restart.rs`).
         batch.end_of_rib = !batch.announced.is_empty() || self.restart_wants_end_of_rib(x, side);
         self.send_one(now, s, x, batch, out);
@@ -596,4 +627,37 @@ fn same_attrs(a: &Option<Attrs>, b: &Option<Attrs>) -> bool {
         (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x == y,
         _ => false,
     }
+}
+
+/// What a speaker exported, per prefix: each distinct exported attribute set built once and
+/// shared by every session (and every later full table) with the same inputs. Without it a
+/// reflector's full table to each client built its own copy of every route, so the clients'
+/// Adj-RIBs-In held one attribute allocation per (client, route) instead of per route.
+/// Entries check their inputs and the identity of what they were built from, so a stale
+/// entry is never used, only dropped (oldest first, beyond [`EXPORTS_KEPT`] per prefix).
+pub(super) type ExportCache = FastMap<PrefixId, SmallVec<[Exported; 2]>>;
+
+/// Entries an [`ExportCache`] keeps per prefix: enough for the old and the new
+/// advertisement of a flush, each under every export key.
+const EXPORTS_KEPT: usize = 8;
+
+/// One exported attribute set with what it was built from.
+#[derive(Clone, Debug)]
+pub(super) struct Exported {
+    /// The advertised attributes it was built from (held, so the identity cannot be reused).
+    from: Attrs,
+    inputs: ExportInputs,
+    attrs: Attrs,
+}
+
+/// Everything besides the advertised attributes that `export_attrs` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ExportInputs {
+    key: ExportKey,
+    learned_from: IpAddr,
+    ibgp_local_pref: Option<u32>,
+    router: bool,
+    address: IpAddr,
+    as_number: u32,
+    cluster_id: Option<IpAddr>,
 }
