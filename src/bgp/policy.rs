@@ -192,6 +192,8 @@ pub fn may_send(
 /// the peer the route came from (it becomes the ORIGINATOR_ID when first reflected).
 /// `ibgp_local_pref`: the LOCAL_PREF a Calico node's export filter sets on every route it sends
 /// over iBGP (Calico v3.32+, REFERENCE §4.4); routers leave LOCAL_PREF as it is.
+/// A pure function of its arguments, of which it reads only `me`'s kind, address, AS and
+/// cluster ID: the engine's export cache (`engine/send.rs`) relies on it.
 pub fn export_attrs(
     attrs: &PathAttributes,
     key: ExportKey,

@@ -1,0 +1,904 @@
+//! The dynamic part of BGP: sessions coming up and going down, UPDATEs travelling and being
+//! processed, the decision process re-run for the prefixes they touch (SPEC §3.4).
+//!
+//! The engine is a synchronous state machine with no clock and no queue of its own: every
+//! entry point takes the current time and returns the events it wants to happen later as
+//! `(time, BgpEvent)` pairs, which the simulator queues and hands back to [`BgpEngine::handle`]
+//! in (time, insertion) order.
+//!
+//! The model:
+//! - A session is established one round trip after it starts connecting (connect delay on a
+//!   start, the next connect-retry tick after a failure, never before BIRD's error wait after
+//!   a hold-timer or BFD expiry). With the calico-bird profile every timer is shortened at
+//!   random by up to 25% as BIRD does (RFC 4271 §10), from the simulator's seeded stream.
+//! - An UPDATE takes the underlay one-way latency; the receiver processes its messages one at
+//!   a time, each taking `processingDelay + perPrefixDelay × prefixes`, and its effects happen
+//!   when processing ends.
+//! - Changes decided at one instant for one peer leave in one UPDATE: a speaker marks changed
+//!   prefixes and flushes them in a `Flush` event scheduled at the same instant.
+//! - MRAI (0 in BIRD) holds announcements per peer; withdrawals are never held.
+//! - Keepalives are not messages, but they count: a crashed peer, or a multihop session that
+//!   lost every path, is detected a hold time (the smaller of both sides', jittered for BIRD)
+//!   after the last message heard — its last UPDATE or the last KEEPALIVE of the schedule
+//!   (one per keepalive interval from establishment) — or after the BFD detection time.
+//! - `convergedWithin` is fed the instants at which some FIB changed (a learned best route's
+//!   next hop), not every Loc-RIB change.
+//! - A router–router session over a fabric link drops at once when the link goes down.
+//! - Nothing is periodic: an Idle session waits for the change that could fix it (a speaker
+//!   up, a link up), so a quiet network schedules nothing.
+//!
+//! Invariants: events carry an epoch (session) or incarnation (speaker) so that an event
+//! overtaken by a state change is ignored; every collection iterated is ordered; the same
+//! calls in the same order give the same events and log.
+//!
+//! This file holds the engine's types and state, its entry points (`new`, `start`, `handle`,
+//! origination, speakers and links changing) and the speaker helpers; the rest of
+//! `impl BgpEngine` is split by what it does: `queries.rs` (what the rest of podnet reads),
+//! `session.rs` (session life and timers), `receive.rs` (UPDATEs in), `decide.rs` (the
+//! decision process per prefix) and `send.rs` (exports and UPDATEs out).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use ipnet::IpNet;
+
+use super::config::{ExportPool, TimerJitter, Timers};
+use super::decision::RouteStatus;
+use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
+use super::restart::{GracefulRestart, RestartEvent};
+use super::rib::{Attrs, PathAttributes, PrefixId, Prefixes, Rib, RouteSource};
+use super::underlay::Underlay;
+use super::{SessionId, SpeakerId};
+use crate::model::network::BgpSettings;
+use crate::model::time::{SimDuration, SimTime};
+use crate::model::topology::{DeviceId, Topology};
+
+mod decide;
+mod queries;
+mod receive;
+mod send;
+mod session;
+
+/// A group of UPDATEs arriving at one instant, or of speakers finishing a message at one
+/// instant: a slot reused once the event fires (the last freed slot is taken first, so ids
+/// are deterministic).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BatchId(pub u32);
+
+/// Something the engine wants to happen at a later (or the same) instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BgpEvent {
+    /// The OPEN exchange of a connecting session completes.
+    SessionEstablished { session: SessionId, epoch: u32 },
+    /// UPDATEs reach their receivers (each is then queued for processing), in the order
+    /// they were sent.
+    Deliver { batch: BatchId },
+    /// The speaker finishes processing the message at the head of its queue.
+    ProcessNext {
+        speaker: SpeakerId,
+        incarnation: u32,
+    },
+    /// Several speakers finish processing the message at the head of their queues, in
+    /// this order (each as a `ProcessNext` would).
+    ProcessMany { batch: BatchId },
+    /// The speaker sends the changes decided at this instant.
+    Flush {
+        speaker: SpeakerId,
+        incarnation: u32,
+    },
+    /// The hold timer (or BFD) of a session whose peer went silent expires.
+    HoldExpired {
+        session: SessionId,
+        epoch: u32,
+        detection: u32,
+    },
+    /// The MRAI timer of one side of a session expires: held announcements leave.
+    MraiExpired {
+        session: SessionId,
+        side: u8,
+        epoch: u32,
+    },
+    /// Graceful restart (`restart.rs`): a restart event of its own.
+    Restart(RestartEvent),
+}
+
+impl BgpEvent {
+    /// A camelCase name for logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BgpEvent::SessionEstablished { .. } => "sessionEstablished",
+            BgpEvent::Deliver { .. } => "updateDelivered",
+            BgpEvent::ProcessNext { .. } | BgpEvent::ProcessMany { .. } => "updateProcessed",
+            BgpEvent::Flush { .. } => "updatesFlushed",
+            BgpEvent::HoldExpired { .. } => "holdExpired",
+            BgpEvent::MraiExpired { .. } => "mraiExpired",
+            BgpEvent::Restart(e) => e.kind(),
+        }
+    }
+}
+
+/// Events to schedule: `(when, what)`.
+pub type Scheduled = Vec<(SimTime, BgpEvent)>;
+
+/// What an UPDATE carries. A reflector sending the same change to a thousand clients
+/// builds it once and every message shares it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UpdateBody {
+    pub withdrawn: Vec<PrefixId>,
+    pub announced: Vec<(PrefixId, Attrs)>,
+    /// The sender's initial table ends with this message (End-of-RIB, RFC 4724 §2).
+    pub end_of_rib: bool,
+}
+
+impl UpdateBody {
+    pub fn prefix_count(&self) -> usize {
+        self.withdrawn.len() + self.announced.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.withdrawn.is_empty() && self.announced.is_empty() && !self.end_of_rib
+    }
+}
+
+/// A BGP UPDATE message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Update {
+    pub session: SessionId,
+    pub from: SpeakerId,
+    pub to: SpeakerId,
+    pub sent_at: SimTime,
+    pub body: Arc<UpdateBody>,
+}
+
+impl Update {
+    pub fn prefix_count(&self) -> usize {
+        self.body.prefix_count()
+    }
+}
+
+/// An UPDATE on its way, with the session epoch it was sent in.
+#[derive(Clone, Debug)]
+struct Delivery {
+    epoch: u32,
+    update: Update,
+}
+
+/// UPDATEs leaving in one handler, grouped by arrival instant in the order they were sent.
+/// Messages sent one after another arrive one after another at the same instant, so one
+/// event per instant delivers them in exactly the order separate events would.
+#[derive(Debug, Default)]
+struct Arrivals {
+    groups: Vec<(SimTime, Vec<Delivery>)>,
+    by_time: HashMap<SimTime, usize>,
+}
+
+impl Arrivals {
+    fn add(&mut self, at: SimTime, delivery: Delivery) {
+        let i = *self.by_time.entry(at).or_insert_with(|| {
+            self.groups.push((at, Vec::new()));
+            self.groups.len() - 1
+        });
+        self.groups[i].1.push(delivery);
+    }
+}
+
+/// Slots for the payload of batched events.
+#[derive(Debug)]
+struct Slots<T> {
+    items: Vec<Option<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Slots {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Slots<T> {
+    fn put(&mut self, item: T) -> BatchId {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i as usize] = Some(item);
+                BatchId(i)
+            }
+            None => {
+                self.items.push(Some(item));
+                BatchId(self.items.len() as u32 - 1)
+            }
+        }
+    }
+
+    fn take(&mut self, id: BatchId) -> Option<T> {
+        let item = self.items.get_mut(id.0 as usize)?.take()?;
+        self.free.push(id.0);
+        Some(item)
+    }
+}
+
+/// What happened, for `events.jsonl` and for students.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum BgpLogKind {
+    SessionConnect,
+    SessionEstablished,
+    SessionDown,
+    SpeakerDown,
+    SpeakerUp,
+    SpeakerRemoved,
+    Update,
+    RouteRejected,
+    BestPathChanged,
+    Originated,
+    Withdrawn,
+    /// Graceful restart: a peer's routes kept as stale, or stale routes flushed.
+    RoutesStale,
+    StaleFlushed,
+}
+
+impl BgpLogKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BgpLogKind::SessionConnect => "sessionConnect",
+            BgpLogKind::SessionEstablished => "sessionEstablished",
+            BgpLogKind::SessionDown => "sessionDown",
+            BgpLogKind::SpeakerDown => "speakerDown",
+            BgpLogKind::SpeakerUp => "speakerUp",
+            BgpLogKind::SpeakerRemoved => "speakerRemoved",
+            BgpLogKind::Update => "update",
+            BgpLogKind::RouteRejected => "routeRejected",
+            BgpLogKind::BestPathChanged => "bestPathChanged",
+            BgpLogKind::Originated => "originated",
+            BgpLogKind::Withdrawn => "withdrawn",
+            BgpLogKind::RoutesStale => "routesStale",
+            BgpLogKind::StaleFlushed => "staleFlushed",
+        }
+    }
+}
+
+/// One log line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BgpLogEntry {
+    pub time: SimTime,
+    pub kind: BgpLogKind,
+    /// What it is about: a speaker, `a – b` for a session, `a -> b` for an UPDATE.
+    pub subject: String,
+    pub outcome: String,
+}
+
+/// Which log lines to keep; session lines are always kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogOptions {
+    /// One line per UPDATE sent.
+    pub updates: bool,
+    /// One line per best-path change and per rejected route.
+    pub routes: bool,
+}
+
+impl Default for LogOptions {
+    fn default() -> LogOptions {
+        LogOptions {
+            updates: true,
+            routes: true,
+        }
+    }
+}
+
+/// One candidate route as `podnet routes` shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RibRoute {
+    /// The peer it came from (`None`: originated here).
+    pub from: Option<DeviceId>,
+    pub session: Option<SessionId>,
+    pub attrs: Attrs,
+    /// The device owning the next hop.
+    pub next_hop_device: Option<DeviceId>,
+    pub ebgp: bool,
+    pub status: RouteStatus,
+}
+
+/// A prefix with its candidates, best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RibEntry {
+    pub prefix: IpNet,
+    pub routes: Vec<RibRoute>,
+}
+
+/// A Loc-RIB route, for building a FIB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BestRoute {
+    pub prefix: IpNet,
+    pub next_hop: IpAddr,
+    pub next_hop_device: Option<DeviceId>,
+    /// Originated by this speaker (a Calico node's own block or borrowed address).
+    pub local: bool,
+}
+
+/// Runtime state of a speaker.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SpeakerRt {
+    pub(super) up: bool,
+    pub(super) removed: bool,
+    pub(super) incarnation: u32,
+    /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
+    pub(super) ebgp: Vec<SessionId>,
+    pub(super) clients: Vec<SessionId>,
+    pub(super) non_clients: Vec<SessionId>,
+    /// Every session naming this speaker (including those to nobody).
+    pub(super) all: Vec<SessionId>,
+    pub(super) rib: Rib,
+    pub(super) originated: BTreeSet<PrefixId>,
+    /// The nets of `originated`, for Calico's export filter.
+    own: Vec<IpNet>,
+    inbox: VecDeque<(u32, Update)>,
+    processing: bool,
+    dirty: BTreeSet<PrefixId>,
+    flush_scheduled: bool,
+    sent: u64,
+    received: u64,
+    /// Attributes exported per prefix, shared among sessions (`send.rs`).
+    exports: send::ExportCache,
+}
+
+/// Why a session is being timed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Detecting {
+    PeerDown,
+    PathLost,
+}
+
+/// Runtime state of a session.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SessionRt {
+    pub(super) epoch: u32,
+    detection: u32,
+    detecting: Option<Detecting>,
+    pub(super) idle_since: SimTime,
+    mrai_until: [SimTime; 2],
+    mrai_armed: [bool; 2],
+    /// Per side, for announcements held by MRAI: what the peer currently has.
+    held: [BTreeMap<PrefixId, Option<Attrs>>; 2],
+    /// Per side, when the last UPDATE sent arrives: a session is a TCP stream, so a later
+    /// message never overtakes an earlier one even if the path got shorter.
+    last_arrival: [SimTime; 2],
+    /// When the session last became Established (KEEPALIVEs are counted from here), and its
+    /// one-way latency then.
+    established_at: SimTime,
+    latency_up: SimDuration,
+    /// What the running detection counts from: the last message heard from the silent side,
+    /// and the (jittered) hold time armed then; for the log line.
+    last_heard: SimTime,
+    hold_armed: SimDuration,
+    /// BIRD's error wait: after an error the session does not start again before this.
+    error_until: SimTime,
+    startup_delay: SimDuration,
+    last_error: Option<SimTime>,
+    /// Times the session went down from Established (a session that did so more than once
+    /// flapped; reports warn about it).
+    pub(super) downs: u32,
+}
+
+const VISIT_EBGP: u8 = 1;
+const VISIT_CLIENTS: u8 = 2;
+const VISIT_NON_CLIENTS: u8 = 4;
+const VISIT_ALL: u8 = 7;
+
+/// The BGP engine of one run.
+#[derive(Debug)]
+pub struct BgpEngine {
+    pub(super) speakers: Vec<Speaker>,
+    pub(super) rt: Vec<SpeakerRt>,
+    pub(super) sessions: Vec<Session>,
+    pub(super) srt: Vec<SessionRt>,
+    pub(super) by_device: HashMap<DeviceId, SpeakerId>,
+    pub(super) by_address: HashMap<IpAddr, SpeakerId>,
+    prefixes: Prefixes,
+    pools: Vec<ExportPool>,
+    pub(super) timers: Timers,
+    settings: BgpSettings,
+    pub(super) underlay: Underlay,
+    /// UPDATEs in flight, by arrival instant.
+    in_flight: Slots<Vec<Delivery>>,
+    /// Speakers (with their incarnation) finishing a message at one instant.
+    finishing: Slots<Vec<(SpeakerId, u32)>>,
+    options: LogOptions,
+    pub(super) log: Vec<BgpLogEntry>,
+    /// The instants at which some FIB changed (a learned best route appeared, went or took
+    /// another next hop), each once, since the last take: what `convergedWithin` measures.
+    fib_change_times: Vec<SimTime>,
+    /// The last instant something worth a log line happened, whether or not the line was
+    /// kept ([`LogOptions`] only decides what is written down, never what happens).
+    last_activity: SimTime,
+    last_rib_change: SimTime,
+    pub(super) last_state_change: SimTime,
+    total_updates: u64,
+    /// The LOCAL_PREF Calico nodes set on iBGP exports (Calico v3.32+), if any.
+    ibgp_local_pref: Option<u32>,
+    /// BIRD's timer jitter (`Timers::jitter`); without a source, timers are exact.
+    jitter: Option<Box<dyn TimerJitter>>,
+    /// Graceful restart: stale routes kept by helpers, kernel tables of restarting speakers.
+    pub(super) restart: GracefulRestart,
+}
+
+impl BgpEngine {
+    /// An engine over a planned peering; nothing happens until [`BgpEngine::start`].
+    pub fn new(
+        topology: &Topology,
+        peering: Peering,
+        timers: Timers,
+        settings: &BgpSettings,
+    ) -> BgpEngine {
+        let Peering { speakers, sessions } = peering;
+        let mut rt: Vec<SpeakerRt> = speakers
+            .iter()
+            .map(|s| SpeakerRt {
+                up: s.up,
+                ..SpeakerRt::default()
+            })
+            .collect();
+        for s in &sessions {
+            file_session(&mut rt, s);
+        }
+        let by_device = speakers.iter().map(|s| (s.device, s.id)).collect();
+        let mut by_address = HashMap::new();
+        for s in &speakers {
+            by_address.entry(s.address).or_insert(s.id);
+        }
+        let srt = vec![SessionRt::default(); sessions.len()];
+        BgpEngine {
+            speakers,
+            rt,
+            sessions,
+            srt,
+            by_device,
+            by_address,
+            prefixes: Prefixes::default(),
+            pools: Vec::new(),
+            timers,
+            settings: *settings,
+            underlay: Underlay::new(topology),
+            in_flight: Slots::default(),
+            finishing: Slots::default(),
+            options: LogOptions::default(),
+            log: Vec::new(),
+            fib_change_times: Vec::new(),
+            last_activity: SimTime::ZERO,
+            last_rib_change: SimTime::ZERO,
+            last_state_change: SimTime::ZERO,
+            total_updates: 0,
+            ibgp_local_pref: None,
+            jitter: None,
+            restart: GracefulRestart::default(),
+        }
+    }
+
+    /// The random source of BIRD's timer jitter (used when the profile's `Timers::jitter` is
+    /// set); set before [`BgpEngine::start`].
+    pub fn set_jitter(&mut self, jitter: Box<dyn TimerJitter>) {
+        self.jitter = Some(jitter);
+    }
+
+    /// A timer of `value` as BIRD starts it (`bgp_start_timer`, RFC 4271 §10): shortened by a
+    /// uniform random amount of 0 to 25%, in microseconds; exact for the FRR and RFC profiles.
+    pub(super) fn timer(&mut self, value: SimDuration) -> SimDuration {
+        match self.jitter.as_mut().filter(|_| self.timers.jitter) {
+            Some(j) => {
+                let us = value.as_nanos() / 1000;
+                let cut = j.draw(us / 4);
+                SimDuration::from_nanos((us - cut) * 1000)
+            }
+            None => value,
+        }
+    }
+
+    /// When a session starting now connects: after the connect delay of whichever side's
+    /// timer fires first (each side runs its own), and not before an error wait ends.
+    pub(super) fn connect_at(&mut self, now: SimTime, x: SessionId) -> SimTime {
+        let cd = self.timers.connect_delay;
+        let mut delay = self.timer(cd);
+        if self.sessions[x.index()].b.is_some() {
+            delay = delay.min(self.timer(cd));
+        }
+        now.max(self.srt[x.index()].error_until) + delay
+    }
+
+    /// Calico nodes give every route they send over iBGP this LOCAL_PREF (Calico v3.32+,
+    /// [`super::config::CALICO_IBGP_LOCAL_PREF`]); set before [`BgpEngine::start`].
+    pub fn set_ibgp_local_pref(&mut self, local_pref: Option<u32>) {
+        self.ibgp_local_pref = local_pref;
+    }
+
+    pub fn set_log_options(&mut self, options: LogOptions) {
+        self.options = options;
+    }
+
+    /// Sets the IP pools Calico's export filter looks at; every node re-evaluates what it
+    /// advertises.
+    pub fn set_pools(&mut self, now: SimTime, mut pools: Vec<ExportPool>) -> Scheduled {
+        pools.sort();
+        if pools == self.pools {
+            return Vec::new();
+        }
+        self.pools = pools;
+        let mut out = Vec::new();
+        for s in 0..self.speakers.len() {
+            let sid = SpeakerId(s as u32);
+            if self.speakers[s].is_router() || !self.rt[s].up {
+                continue;
+            }
+            let prefixes: Vec<PrefixId> = self.rt[s].rib.destinations.keys().collect();
+            for p in prefixes {
+                self.schedule_export(now, sid, p, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Starts every session that can start: it connects after the connect delay.
+    pub fn start(&mut self, now: SimTime) -> Scheduled {
+        let mut out = Vec::new();
+        for x in 0..self.sessions.len() {
+            let x = SessionId(x as u32);
+            if self.sessions[x.index()]
+                .reason
+                .as_ref()
+                .is_none_or(|r| !r.is_permanent())
+            {
+                self.srt[x.index()].idle_since = now;
+                let at = self.connect_at(now, x);
+                self.connect(now, x, at, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Handles an event the engine scheduled earlier.
+    pub fn handle(&mut self, now: SimTime, event: BgpEvent) -> Scheduled {
+        let mut out = Vec::new();
+        match event {
+            BgpEvent::SessionEstablished { session, epoch } => {
+                self.on_established(now, session, epoch, &mut out)
+            }
+            BgpEvent::Deliver { batch } => self.on_deliver(now, batch, &mut out),
+            BgpEvent::ProcessNext {
+                speaker,
+                incarnation,
+            } => self.on_process_next(now, speaker, incarnation, &mut out),
+            BgpEvent::ProcessMany { batch } => {
+                for (speaker, incarnation) in self.finishing.take(batch).unwrap_or_default() {
+                    self.on_process_next(now, speaker, incarnation, &mut out);
+                }
+            }
+            BgpEvent::Flush {
+                speaker,
+                incarnation,
+            } => {
+                let r = &mut self.rt[speaker.index()];
+                if r.incarnation == incarnation && r.up {
+                    r.flush_scheduled = false;
+                    self.flush(now, speaker, &mut out);
+                }
+            }
+            BgpEvent::HoldExpired {
+                session,
+                epoch,
+                detection,
+            } => self.on_hold_expired(now, session, epoch, detection, &mut out),
+            BgpEvent::MraiExpired {
+                session,
+                side,
+                epoch,
+            } => self.on_mrai_expired(now, session, usize::from(side), epoch, &mut out),
+            BgpEvent::Restart(e) => self.on_restart_event(now, e, &mut out),
+        }
+        out
+    }
+
+    /// The speaker now originates `prefix` (a Calico block claimed, an address borrowed).
+    pub fn originate(&mut self, now: SimTime, speaker: DeviceId, prefix: IpNet) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&speaker) else {
+            return out;
+        };
+        let p = self.prefixes.intern(prefix);
+        let prefix = self.prefixes.net(p);
+        let r = &mut self.rt[s.index()];
+        if r.removed || !r.originated.insert(p) {
+            return out;
+        }
+        r.own.push(prefix);
+        r.own.sort();
+        self.note(
+            now,
+            BgpLogKind::Originated,
+            self.name(s),
+            prefix.to_string(),
+        );
+        if self.rt[s.index()].up {
+            self.insert_local(now, s, p, &mut out);
+            self.refilter(now, s, prefix, &mut out);
+        }
+        out
+    }
+
+    /// The speaker stops originating `prefix`.
+    pub fn withdraw(&mut self, now: SimTime, speaker: DeviceId, prefix: IpNet) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&speaker) else {
+            return out;
+        };
+        let Some(p) = self.prefixes.get(prefix) else {
+            return out;
+        };
+        let prefix = self.prefixes.net(p);
+        let r = &mut self.rt[s.index()];
+        if !r.originated.remove(&p) {
+            return out;
+        }
+        r.own.retain(|n| *n != prefix);
+        self.note(now, BgpLogKind::Withdrawn, self.name(s), prefix.to_string());
+        if self.rt[s.index()].up {
+            self.set_route(now, s, p, RouteSource::Local, None, &mut out);
+            self.refilter(now, s, prefix, &mut out);
+        }
+        out
+    }
+
+    /// The speaker crashed: it forgets everything it learned; its peers notice after the
+    /// hold time (or BFD).
+    pub fn speaker_down(&mut self, now: SimTime, device: DeviceId) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&device) else {
+            return out;
+        };
+        // A host dying takes its kernel routes with it, even while its daemon restarts.
+        self.restart_host_gone(s);
+        if !self.rt[s.index()].up || self.rt[s.index()].removed {
+            return out;
+        }
+        self.wipe(s);
+        self.last_state_change = now;
+        self.note(now, BgpLogKind::SpeakerDown, self.name(s), "crashed".into());
+        let name = self.name(s);
+        for x in self.rt[s.index()].all.clone() {
+            let state = self.sessions[x.index()].state;
+            match state {
+                // A path-loss timer already running keeps running: the earlier one wins.
+                SessionState::Established => match self.srt[x.index()].detecting {
+                    Some(_) => self.srt[x.index()].detecting = Some(Detecting::PeerDown),
+                    None => self.arm_detection(now, x, Detecting::PeerDown, &mut out),
+                },
+                SessionState::Connect => self.set_idle(
+                    now,
+                    x,
+                    IdleReason::PeerDown {
+                        speaker: name.clone(),
+                    },
+                ),
+                SessionState::Idle => {
+                    let sess = &mut self.sessions[x.index()];
+                    if sess.reason.as_ref().is_none_or(|r| !r.is_permanent()) {
+                        sess.reason = Some(IdleReason::PeerDown {
+                            speaker: name.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The speaker is back: it re-originates its prefixes and its sessions reconnect.
+    pub fn speaker_up(&mut self, now: SimTime, device: DeviceId) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&device) else {
+            return out;
+        };
+        let r = &mut self.rt[s.index()];
+        if r.up || r.removed {
+            return out;
+        }
+        r.up = true;
+        r.incarnation += 1;
+        self.last_state_change = now;
+        self.note(now, BgpLogKind::SpeakerUp, self.name(s), "restarted".into());
+        for p in self.rt[s.index()].originated.clone() {
+            self.insert_local(now, s, p, &mut out);
+        }
+        let name = self.name(s);
+        for x in self.rt[s.index()].all.clone() {
+            if self.sessions[x.index()].state == SessionState::Established {
+                // The peer never noticed the crash; the new connection replaces the old
+                // session (RFC 4271 §6.8) and, graceful restart being negotiated, the peer
+                // keeps its routes as stale until End-of-RIB (`restart.rs`).
+                if let Some(side) = self.sessions[x.index()].side_of(s) {
+                    self.start_helping(now, x, 1 - side, "a new connection replaced it", &mut out);
+                }
+                self.session_down(
+                    now,
+                    x,
+                    IdleReason::PeerDown {
+                        speaker: name.clone(),
+                    },
+                    &mut out,
+                );
+            }
+            let at = self.connect_at(now, x);
+            self.connect(now, x, at, &mut out);
+        }
+        out
+    }
+
+    /// The speaker left the cluster (`deleteNode`): Calico removes its peerings, so its
+    /// peers drop its routes at once.
+    pub fn speaker_removed(&mut self, now: SimTime, device: DeviceId) -> Scheduled {
+        let mut out = Vec::new();
+        let Some(&s) = self.by_device.get(&device) else {
+            return out;
+        };
+        if self.rt[s.index()].removed {
+            return out;
+        }
+        self.restart_removed(now, s, &mut out);
+        let name = self.name(s);
+        for x in self.rt[s.index()].all.clone() {
+            let reason = IdleReason::Removed {
+                speaker: name.clone(),
+            };
+            if self.sessions[x.index()].state == SessionState::Established {
+                self.session_down(now, x, reason, &mut out);
+            } else {
+                self.set_idle(now, x, reason);
+            }
+        }
+        self.wipe(s);
+        let r = &mut self.rt[s.index()];
+        r.removed = true;
+        r.originated.clear();
+        r.own.clear();
+        self.last_state_change = now;
+        self.note(now, BgpLogKind::SpeakerRemoved, name, "deleted".into());
+        out
+    }
+
+    /// Links went down or up: latencies and next-hop costs change; sessions over a downed
+    /// fabric link drop at once, multihop sessions that lost every path are timed out, and
+    /// Idle sessions whose path is back reconnect at the next connect-retry tick.
+    pub fn link_changed(&mut self, now: SimTime, topology: &Topology) -> Scheduled {
+        let mut out = Vec::new();
+        let new = Underlay::new(topology);
+        let components_changed = !new.same_components(&self.underlay);
+        self.underlay = new;
+        self.recompute_latencies(topology);
+        for i in 0..self.sessions.len() {
+            let x = SessionId(i as u32);
+            let sess = &self.sessions[i];
+            if sess.b.is_none() || sess.reason.as_ref().is_some_and(|r| r.is_permanent()) {
+                continue;
+            }
+            let has_path = sess.latency.is_some();
+            let single_hop = sess.link.is_some();
+            let fixable = matches!(
+                sess.reason,
+                Some(IdleReason::LinkDown | IdleReason::NoUnderlayPath)
+            );
+            match (sess.state, single_hop, has_path) {
+                (SessionState::Established | SessionState::Connect, true, false) => {
+                    self.session_down(now, x, IdleReason::LinkDown, &mut out);
+                }
+                (SessionState::Established, false, false) if self.srt[i].detecting.is_none() => {
+                    self.arm_detection(now, x, Detecting::PathLost, &mut out);
+                }
+                (SessionState::Established, false, true)
+                    if self.srt[i].detecting == Some(Detecting::PathLost) =>
+                {
+                    self.srt[i].detecting = None;
+                    self.srt[i].detection += 1;
+                }
+                (SessionState::Connect, false, false) => {
+                    self.set_idle(now, x, IdleReason::NoUnderlayPath);
+                }
+                (SessionState::Idle, _, true) if fixable => {
+                    let at = self.next_retry(x, now);
+                    self.connect(now, x, at, &mut out);
+                }
+                _ => {}
+            }
+        }
+        // Next hops may have become (un)resolvable or nearer: re-decide where that matters.
+        for s in 0..self.speakers.len() {
+            if !self.rt[s].up {
+                continue;
+            }
+            let affected: Vec<PrefixId> = self.rt[s]
+                .rib
+                .destinations
+                .iter()
+                .filter(|(_, d)| {
+                    let mut hops = d.routes.iter().filter(|r| r.source() != RouteSource::Local);
+                    match hops.next() {
+                        None => false,
+                        Some(first) => {
+                            components_changed
+                                || hops.any(|r| r.attrs.next_hop != first.attrs.next_hop)
+                        }
+                    }
+                })
+                .map(|(p, _)| p)
+                .collect();
+            for p in affected {
+                let s = SpeakerId(s as u32);
+                let before = self.best_of(s, p);
+                self.decide(now, s, p, before, &mut out);
+            }
+        }
+        out
+    }
+
+    // ----- speakers -----
+
+    /// Forgets everything a speaker knew (a crash or a deletion).
+    pub(super) fn wipe(&mut self, s: SpeakerId) {
+        let r = &mut self.rt[s.index()];
+        r.up = false;
+        r.incarnation += 1;
+        r.inbox.clear();
+        r.processing = false;
+        r.dirty.clear();
+        r.flush_scheduled = false;
+        r.rib.clear();
+        r.exports.clear();
+    }
+
+    pub(super) fn insert_local(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        p: PrefixId,
+        out: &mut Scheduled,
+    ) {
+        let attrs = Arc::new(PathAttributes::local(self.speakers[s.index()].address));
+        self.set_route(now, s, p, RouteSource::Local, Some(attrs), out);
+    }
+
+    /// The speaker's own set changed around `net`: routes inside it may now pass or fail
+    /// Calico's export filter (only matters if the speaker ever passes learned routes on).
+    fn refilter(&mut self, now: SimTime, s: SpeakerId, net: IpNet, out: &mut Scheduled) {
+        let r = &self.rt[s.index()];
+        if self.speakers[s.index()].is_router() || (r.ebgp.is_empty() && r.clients.is_empty()) {
+            return;
+        }
+        let inside: Vec<PrefixId> = r
+            .rib
+            .destinations
+            .keys()
+            .filter(|p| {
+                let n = self.prefixes.net(*p);
+                n != net && net.contains(&n)
+            })
+            .collect();
+        for p in inside {
+            self.schedule_export(now, s, p, out);
+        }
+    }
+}
+
+/// Files session `s` in its speakers' session lists, by how routes flow to the peer.
+pub(super) fn file_session(rt: &mut [SpeakerRt], s: &Session) {
+    rt[s.a.index()].all.push(s.id);
+    let Some(b) = s.b else { return };
+    rt[b.index()].all.push(s.id);
+    for (side, sp) in [(0, s.a), (1, b)] {
+        let r = &mut rt[sp.index()];
+        if s.session_type == SessionType::Ebgp {
+            r.ebgp.push(s.id);
+        } else if s.reflects[side] {
+            r.clients.push(s.id);
+        } else {
+            r.non_clients.push(s.id);
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! What the engine tells the rest of podnet: speakers, sessions, RIBs and FIB routes,
+//! counters and the log. Read-only except for the take-once queues (log, FIB change times).
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::bgp::SessionId;
+use crate::bgp::peering::{IdleReason, Session, SessionState, SessionType, Speaker};
+use crate::bgp::rib::{PrefixId, RouteSource};
+use crate::model::time::SimTime;
+use crate::model::topology::DeviceId;
+
+use super::{BestRoute, BgpEngine, BgpLogEntry, RibEntry, RibRoute};
+
+impl BgpEngine {
+    pub fn speakers(&self) -> &[Speaker] {
+        &self.speakers
+    }
+
+    pub fn speaker(&self, device: DeviceId) -> Option<&Speaker> {
+        self.by_device
+            .get(&device)
+            .map(|s| &self.speakers[s.index()])
+    }
+
+    pub fn is_up(&self, device: DeviceId) -> bool {
+        self.by_device
+            .get(&device)
+            .is_some_and(|s| self.rt[s.index()].up)
+    }
+
+    /// Whether the device forwards with BGP-learned routes: its daemon runs, or it restarts
+    /// and the kernel kept its routes (graceful restart).
+    pub fn forwards(&self, device: DeviceId) -> bool {
+        self.by_device
+            .get(&device)
+            .is_some_and(|s| self.rt[s.index()].up || self.restart.kernel(*s).is_some())
+    }
+
+    /// Every session except those of deleted speakers and those a configuration change
+    /// removed, in id order.
+    pub fn sessions(&self) -> impl Iterator<Item = &Session> {
+        self.sessions
+            .iter()
+            .filter(|s| !s.reason.as_ref().is_some_and(IdleReason::is_gone))
+    }
+
+    /// How many times session `id` went down after being Established.
+    pub fn session_downs(&self, id: SessionId) -> u32 {
+        self.srt[id.index()].downs
+    }
+
+    pub fn session(&self, id: SessionId) -> &Session {
+        &self.sessions[id.index()]
+    }
+
+    /// The sessions of one speaker, in id order.
+    pub fn sessions_of(&self, device: DeviceId) -> Vec<&Session> {
+        self.by_device
+            .get(&device)
+            .map(|s| {
+                self.rt[s.index()]
+                    .all
+                    .iter()
+                    .map(|x| &self.sessions[x.index()])
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn established_sessions(&self) -> usize {
+        self.sessions
+            .iter()
+            .filter(|s| s.state == SessionState::Established)
+            .count()
+    }
+
+    /// The speaker's RIB, by prefix: every candidate with its verdict, the best first.
+    pub fn loc_rib(&self, device: DeviceId) -> Vec<RibEntry> {
+        let Some(&s) = self.by_device.get(&device) else {
+            return Vec::new();
+        };
+        let mut out: Vec<RibEntry> = self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter(|(_, d)| !d.routes.is_empty())
+            .map(|(p, d)| {
+                let mut routes: Vec<RibRoute> = d
+                    .routes
+                    .iter()
+                    .map(|r| {
+                        let (from, session, ebgp) = match r.source() {
+                            RouteSource::Local => (None, None, false),
+                            RouteSource::Peer(x) => {
+                                let sess = &self.sessions[x.index()];
+                                let peer = sess
+                                    .side_of(s)
+                                    .and_then(|side| sess.peer_of(side))
+                                    .map(|p| self.speakers[p.index()].device);
+                                (peer, Some(x), sess.session_type == SessionType::Ebgp)
+                            }
+                        };
+                        RibRoute {
+                            from,
+                            session,
+                            attrs: r.attrs.clone(),
+                            next_hop_device: self.owner(r.attrs.next_hop),
+                            ebgp,
+                            status: r.status,
+                        }
+                    })
+                    .collect();
+                routes.sort_by_key(|r| !r.status.is_best());
+                RibEntry {
+                    prefix: self.prefixes.net(p),
+                    routes,
+                }
+            })
+            .collect();
+        out.sort_by_key(|e| e.prefix);
+        out
+    }
+
+    /// The Loc-RIB's best routes, by prefix.
+    pub fn best_routes(&self, device: DeviceId) -> Vec<BestRoute> {
+        let Some(&s) = self.by_device.get(&device) else {
+            return Vec::new();
+        };
+        let mut out: Vec<BestRoute> = self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter_map(|(p, d)| {
+                let best = d.best()?;
+                Some(BestRoute {
+                    prefix: self.prefixes.net(p),
+                    next_hop: best.attrs.next_hop,
+                    next_hop_device: self.owner(best.attrs.next_hop),
+                    local: best.source() == RouteSource::Local,
+                })
+            })
+            .collect();
+        out.sort_by_key(|e| e.prefix);
+        out
+    }
+
+    /// The speaker's learned best routes as `(prefix id, prefix, next hop)`, in prefix-id
+    /// order: what a FIB is built from, without [`BgpEngine::best_routes`]'s sorting and
+    /// owner lookups. Prefix ids are the same for every speaker, so two speakers' lists can
+    /// be compared by merging.
+    pub fn learned_next_hops(&self, device: DeviceId) -> Vec<(PrefixId, IpNet, IpAddr)> {
+        let Some(&s) = self.by_device.get(&device) else {
+            return Vec::new();
+        };
+        // A restarting daemon's node forwards with what its kernel kept (`restart.rs`).
+        if let Some(kernel) = self.restart.kernel(s) {
+            return kernel.to_vec();
+        }
+        self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter_map(|(p, d)| {
+                let best = d.best()?;
+                (best.source() != RouteSource::Local)
+                    .then(|| (p, self.prefixes.net(p), best.attrs.next_hop))
+            })
+            .collect()
+    }
+
+    /// How many prefixes the speaker's Loc-RIB holds.
+    pub fn rib_size(&self, device: DeviceId) -> usize {
+        self.by_device
+            .get(&device)
+            .map_or(0, |s| self.rt[s.index()].rib.loc_rib_len)
+    }
+
+    pub fn updates_sent(&self, device: DeviceId) -> u64 {
+        self.by_device
+            .get(&device)
+            .map_or(0, |s| self.rt[s.index()].sent)
+    }
+
+    pub fn updates_received(&self, device: DeviceId) -> u64 {
+        self.by_device
+            .get(&device)
+            .map_or(0, |s| self.rt[s.index()].received)
+    }
+
+    /// UPDATE messages sent by everyone so far.
+    pub fn total_updates(&self) -> u64 {
+        self.total_updates
+    }
+
+    /// The last instant any Loc-RIB changed.
+    pub fn last_rib_change(&self) -> SimTime {
+        self.last_rib_change
+    }
+
+    /// The last instant any session or speaker changed state, or any Loc-RIB changed.
+    pub fn last_state_change(&self) -> SimTime {
+        self.last_state_change.max(self.last_rib_change)
+    }
+
+    pub fn prefix(&self, id: PrefixId) -> IpNet {
+        self.prefixes.net(id)
+    }
+
+    /// Drains the log.
+    pub fn log(&mut self) -> Vec<BgpLogEntry> {
+        std::mem::take(&mut self.log)
+    }
+
+    /// Drains the instants (ascending, each once) at which some FIB changed since the last
+    /// call: a learned best route appeared, went, or changed its next hop. A best-path change
+    /// that leaves the next hop as it was (another reflector's copy) is not one (SPEC §2.6).
+    pub fn take_fib_change_times(&mut self) -> Vec<SimTime> {
+        std::mem::take(&mut self.fib_change_times)
+    }
+
+    /// The last instant something happened that the full log would have a line for.
+    pub fn last_activity(&self) -> SimTime {
+        self.last_activity
+    }
+
+    pub(super) fn owner(&self, address: IpAddr) -> Option<DeviceId> {
+        match self.by_address.get(&address) {
+            Some(s) => Some(self.speakers[s.index()].device),
+            None => self
+                .underlay
+                .topology()
+                .devices
+                .iter()
+                .position(|d| d.address == address)
+                .map(|i| DeviceId(i as u32)),
+        }
+    }
+}

@@ -1,0 +1,663 @@
+//! Sending: what a speaker advertises, which sessions a change can reach (reflection rules),
+//! the export filter and attributes per session (shared among sessions with the same
+//! `ExportKey`), MRAI, flushes batched into one UPDATE per peer, full tables, and the
+//! in-flight UPDATEs with their arrival times.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
+use crate::bgp::peering::{SessionState, SessionType};
+use crate::bgp::policy::{
+    ExportKey, ExportSession, RouteClass, calico_export_filter, export_attrs, may_send,
+};
+use crate::bgp::rib::{Advertised, Attrs, PrefixId, RouteSource};
+use crate::bgp::{SessionId, SpeakerId};
+use crate::model::hash::FastMap;
+use crate::model::time::{SimDuration, SimTime};
+
+use super::{
+    Arrivals, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update, UpdateBody, VISIT_ALL,
+    VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
+};
+
+impl BgpEngine {
+    /// What the speaker would advertise for `p` now.
+    pub(super) fn current_advertisement(&self, s: SpeakerId, p: PrefixId) -> Option<Advertised> {
+        let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
+        let exportable = self.speakers[s.index()].is_router()
+            || calico_export_filter(self.prefixes.net(p), &self.rt[s.index()].own, &self.pools)
+                .is_ok();
+        Some(Advertised {
+            source: best.source(),
+            attrs: best.attrs.clone(),
+            exportable,
+        })
+    }
+
+    /// Which of the speaker's session lists a route of this class can go to.
+    pub(super) fn visit_mask(&self, s: SpeakerId, adv: &Option<Advertised>) -> u8 {
+        match adv {
+            Some(a) if a.exportable => match self.class_of(s, a.source) {
+                RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
+                _ => VISIT_ALL,
+            },
+            _ => 0,
+        }
+    }
+
+    pub(super) fn masked_lists(&self, s: SpeakerId, mask: u8) -> u8 {
+        let r = &self.rt[s.index()];
+        let mut m = 0;
+        if !r.ebgp.is_empty() {
+            m |= VISIT_EBGP;
+        }
+        if !r.clients.is_empty() {
+            m |= VISIT_CLIENTS;
+        }
+        if !r.non_clients.is_empty() {
+            m |= VISIT_NON_CLIENTS;
+        }
+        m & mask
+    }
+
+    /// Marks `p` for the next flush, unless no peer could see a difference, in which case
+    /// the advertised state simply moves on (a full-mesh node receiving a route it passes to
+    /// nobody costs nothing more).
+    pub(in crate::bgp) fn schedule_export(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        p: PrefixId,
+        out: &mut Scheduled,
+    ) {
+        if self.rt[s.index()].dirty.contains(&p) {
+            return;
+        }
+        if !self.could_reach_a_peer(s, p) {
+            // Every peer's view is "nothing" before and after (the export filter could only
+            // narrow that further): a client of reflectors or a full-mesh node receiving a
+            // route it passes to nobody costs nothing more.
+            let rib = &mut self.rt[s.index()].rib;
+            if let Some(d) = rib.destinations.get_mut(&p) {
+                d.advertised = None;
+                if d.is_empty() {
+                    rib.destinations.remove(&p);
+                }
+            }
+            return;
+        }
+        let new = self.current_advertisement(s, p);
+        let old = self.rt[s.index()]
+            .rib
+            .destinations
+            .get(&p)
+            .and_then(|d| d.advertised.as_deref().cloned());
+        if Advertised::same(&old, &new) {
+            return;
+        }
+        let mask = self.visit_mask(s, &old) | self.visit_mask(s, &new);
+        if self.masked_lists(s, mask) == 0 {
+            // No session could see either version: every peer's view is "nothing" before
+            // and after, which `None` records without keeping a copy.
+            let rib = &mut self.rt[s.index()].rib;
+            if let Some(d) = rib.destinations.get_mut(&p) {
+                d.advertised = None;
+                if d.is_empty() {
+                    rib.destinations.remove(&p);
+                }
+            }
+            return;
+        }
+        let r = &mut self.rt[s.index()];
+        r.dirty.insert(p);
+        // A speaker with more messages waiting sends once it has worked through them (BIRD
+        // exports after its event loop drains its input), so a burst leaves as one UPDATE
+        // per peer; `on_process_next` schedules the flush when the queue empties.
+        let busy = r.processing && !r.inbox.is_empty();
+        if !r.flush_scheduled && !busy {
+            r.flush_scheduled = true;
+            out.push((
+                now,
+                BgpEvent::Flush {
+                    speaker: s,
+                    incarnation: r.incarnation,
+                },
+            ));
+        }
+    }
+
+    /// Whether the best route for `p`, or what was last advertised for it, could go to any
+    /// session of `s` by the reflection rules alone (before the export filter).
+    pub(super) fn could_reach_a_peer(&self, s: SpeakerId, p: PrefixId) -> bool {
+        let Some(d) = self.rt[s.index()].rib.destinations.get(&p) else {
+            return false;
+        };
+        let reach = |source: RouteSource| match self.class_of(s, source) {
+            RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
+            _ => VISIT_ALL,
+        };
+        let mut mask = d.best().map_or(0, |b| reach(b.source()));
+        if let Some(a) = d.advertised.as_deref().filter(|a| a.exportable) {
+            mask |= reach(a.source);
+        }
+        self.masked_lists(s, mask) != 0
+    }
+
+    pub(super) fn class_of(&self, s: SpeakerId, source: RouteSource) -> RouteClass {
+        match source {
+            RouteSource::Local => RouteClass::Local,
+            RouteSource::Peer(x) => {
+                let sess = &self.sessions[x.index()];
+                if sess.session_type == SessionType::Ebgp {
+                    RouteClass::Ebgp
+                } else if sess.side_of(s).is_some_and(|side| sess.reflects[side]) {
+                    RouteClass::IbgpFromClient
+                } else {
+                    RouteClass::IbgpFromNonClient
+                }
+            }
+        }
+    }
+
+    pub(super) fn export_session(&self, x: SessionId, side: usize) -> ExportSession {
+        let sess = &self.sessions[x.index()];
+        let peer_as = sess
+            .peer_of(side)
+            .map_or(0, |p| self.speakers[p.index()].as_number);
+        ExportSession {
+            id: x,
+            ebgp: sess.session_type == SessionType::Ebgp,
+            peer_is_client: sess.reflects[side],
+            peer_as,
+            shared_subnet: sess.shared_subnet,
+            keep_next_hop: sess.keep_next_hop[side],
+            cluster_id: if sess.reflects[side] {
+                let me = if side == 0 { Some(sess.a) } else { sess.b };
+                me.and_then(|m| self.speakers[m.index()].cluster_id)
+            } else {
+                None
+            },
+        }
+    }
+
+    /// The attributes speaker `s` sends for `adv` (its advertisement of `p`) on session `x`
+    /// (its side `side`), or `None` if it sends nothing. `exports` is the speaker's
+    /// [`ExportCache`] (taken out of its [`SpeakerRt`] for the call): sessions with the same
+    /// export inputs share one `Arc`, within one flush and across full tables sent later.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn export_one(
+        &self,
+        s: SpeakerId,
+        x: SessionId,
+        side: usize,
+        p: PrefixId,
+        adv: Option<&Advertised>,
+        exports: &mut ExportCache,
+    ) -> Option<Attrs> {
+        let adv = adv.filter(|a| a.exportable)?;
+        let me = &self.speakers[s.index()];
+        let learned_on = match adv.source {
+            RouteSource::Local => None,
+            RouteSource::Peer(y) => Some(y),
+        };
+        let key = may_send(
+            me.is_router(),
+            !self.rt[s.index()].clients.is_empty(),
+            self.class_of(s, adv.source),
+            learned_on,
+            &adv.attrs,
+            &self.export_session(x, side),
+        )
+        .ok()?;
+        let learned_from = match learned_on {
+            None => me.router_id,
+            Some(y) => {
+                let sess = &self.sessions[y.index()];
+                sess.side_of(s)
+                    .and_then(|side| sess.peer_of(side))
+                    .map_or(me.router_id, |p| self.speakers[p.index()].router_id)
+            }
+        };
+        let inputs = ExportInputs {
+            key,
+            learned_from,
+            ibgp_local_pref: self.ibgp_local_pref,
+            router: me.is_router(),
+            address: me.address,
+            as_number: me.as_number,
+            cluster_id: me.cluster_id,
+        };
+        let kept = exports.entry(p).or_default();
+        if let Some(e) = kept
+            .iter()
+            .find(|e| e.inputs == inputs && Arc::ptr_eq(&e.from, &adv.attrs))
+        {
+            return Some(e.attrs.clone());
+        }
+        let attrs = Arc::new(export_attrs(
+            &adv.attrs,
+            key,
+            me,
+            learned_from,
+            self.ibgp_local_pref,
+        ));
+        if kept.len() >= EXPORTS_KEPT {
+            kept.remove(0);
+        }
+        kept.push(Exported {
+            from: adv.attrs.clone(),
+            inputs,
+            attrs: attrs.clone(),
+        });
+        Some(attrs)
+    }
+
+    pub(super) fn mrai(&self, x: SessionId) -> SimDuration {
+        match self.sessions[x.index()].session_type {
+            SessionType::Ebgp => self.timers.mrai_ebgp,
+            SessionType::Ibgp => self.timers.mrai_ibgp,
+        }
+    }
+
+    /// Sends every change marked since the last flush, one UPDATE per peer.
+    pub(super) fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
+        let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
+        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
+        let mut batches = Batches::default();
+        for p in dirty {
+            batches.next_prefix();
+            let new = self.current_advertisement(s, p);
+            let old = self.rt[s.index()]
+                .rib
+                .destinations
+                .get(&p)
+                .and_then(|d| d.advertised.as_deref().cloned());
+            if Advertised::same(&old, &new) {
+                continue;
+            }
+            {
+                let nowhere = self.masked_lists(s, self.visit_mask(s, &new)) == 0;
+                let rib = &mut self.rt[s.index()].rib;
+                let d = rib.destinations.entry(p);
+                d.advertised = if nowhere {
+                    None
+                } else {
+                    new.clone().map(Box::new)
+                };
+                if d.is_empty() {
+                    rib.destinations.remove(&p);
+                }
+            }
+            let mask = self.masked_lists(s, self.visit_mask(s, &old) | self.visit_mask(s, &new));
+            let r = &self.rt[s.index()];
+            let lists: [(u8, &Vec<SessionId>); 3] = [
+                (VISIT_EBGP, &r.ebgp),
+                (VISIT_CLIENTS, &r.clients),
+                (VISIT_NON_CLIENTS, &r.non_clients),
+            ];
+            let targets: Vec<SessionId> = lists
+                .iter()
+                .filter(|(bit, _)| mask & bit != 0)
+                .flat_map(|(_, l)| l.iter().copied())
+                .filter(|x| self.sessions[x.index()].state == SessionState::Established)
+                .collect();
+            for x in targets {
+                let Some(side) = self.sessions[x.index()].side_of(s) else {
+                    continue;
+                };
+                let e_old = self.export_one(s, x, side, p, old.as_ref(), &mut exports);
+                let e_new = self.export_one(s, x, side, p, new.as_ref(), &mut exports);
+                self.queue_change(now, x, side, p, e_old, e_new, &mut batches, out);
+            }
+        }
+        self.rt[s.index()].exports = exports;
+        // Peers getting the same change share one body.
+        let mut arrivals = Arrivals::default();
+        let mut last: Option<Arc<UpdateBody>> = None;
+        for (x, pending) in batches.into_sorted() {
+            let body = match last {
+                Some(prev) if pending.same_as(&prev) => prev,
+                _ => Arc::new(pending.into_body()),
+            };
+            self.send(now, s, x, body.clone(), &mut arrivals);
+            last = Some(body);
+        }
+        self.dispatch(arrivals, out);
+    }
+
+    /// Decides whether one prefix's change goes to one peer now, is held by MRAI, or is no
+    /// change for that peer at all.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_change(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        side: usize,
+        p: PrefixId,
+        e_old: Option<Attrs>,
+        e_new: Option<Attrs>,
+        batches: &mut Batches,
+        out: &mut Scheduled,
+    ) {
+        let mrai = self.mrai(x);
+        let r = &mut self.srt[x.index()];
+        let peer_view = match r.held[side].get(&p) {
+            Some(v) => v.clone(),
+            None => e_old,
+        };
+        if same_attrs(&peer_view, &e_new) {
+            r.held[side].remove(&p);
+            return;
+        }
+        let hold = mrai > SimDuration::ZERO && e_new.is_some() && now < r.mrai_until[side];
+        if hold {
+            r.held[side].insert(p, peer_view);
+            if !r.mrai_armed[side] {
+                r.mrai_armed[side] = true;
+                out.push((
+                    r.mrai_until[side],
+                    BgpEvent::MraiExpired {
+                        session: x,
+                        side: side as u8,
+                        epoch: r.epoch,
+                    },
+                ));
+            }
+            return;
+        }
+        r.held[side].remove(&p);
+        let batch = batches.entry(x);
+        match e_new {
+            Some(a) => batch.announced.push((p, a)),
+            None => batch.withdrawn.push(p),
+        }
+    }
+
+    pub(super) fn on_mrai_expired(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        side: usize,
+        epoch: u32,
+        out: &mut Scheduled,
+    ) {
+        let r = &mut self.srt[x.index()];
+        if r.epoch != epoch || side > 1 {
+            return;
+        }
+        r.mrai_armed[side] = false;
+        let held = std::mem::take(&mut r.held[side]);
+        let sess = &self.sessions[x.index()];
+        let s = if side == 0 { Some(sess.a) } else { sess.b };
+        let Some(s) = s else { return };
+        if sess.state != SessionState::Established || !self.rt[s.index()].up {
+            return;
+        }
+        let mut batch = UpdateBody::default();
+        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
+        for (p, peer_view) in held {
+            let adv = self.rt[s.index()]
+                .rib
+                .destinations
+                .get(&p)
+                .and_then(|d| d.advertised.as_deref().cloned());
+            let now_view = self.export_one(s, x, side, p, adv.as_ref(), &mut exports);
+            if same_attrs(&peer_view, &now_view) {
+                continue;
+            }
+            match now_view {
+                Some(a) => batch.announced.push((p, a)),
+                None => batch.withdrawn.push(p),
+            }
+        }
+        self.rt[s.index()].exports = exports;
+        self.send_one(now, s, x, batch, out);
+    }
+
+    pub(super) fn full_table(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        side: usize,
+        out: &mut Scheduled,
+    ) {
+        let sess = &self.sessions[x.index()];
+        let s = if side == 0 { Some(sess.a) } else { sess.b };
+        let Some(s) = s else { return };
+        let mut batch = UpdateBody::default();
+        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
+        let r = &self.rt[s.index()];
+        // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
+        // own prefixes can go, which spares a full-mesh node a walk of its whole table.
+        let own_only = r.clients.is_empty() && r.ebgp.is_empty();
+        let mut add = |p: PrefixId, adv: Option<&Advertised>| {
+            if let Some(a) = self.export_one(s, x, side, p, adv, &mut exports) {
+                batch.announced.push((p, a));
+            }
+        };
+        if own_only {
+            for p in &r.originated {
+                if let Some(d) = r.rib.destinations.get(p) {
+                    add(*p, d.advertised.as_deref());
+                }
+            }
+        } else {
+            for (p, d) in r.rib.destinations.iter() {
+                add(p, d.advertised.as_deref());
+            }
+        }
+        self.rt[s.index()].exports = exports;
+        // End-of-RIB rides on the table; alone only when a peer waits for it (`restart.rs`).
+        batch.end_of_rib = !batch.announced.is_empty() || self.restart_wants_end_of_rib(x, side);
+        self.send_one(now, s, x, batch, out);
+    }
+
+    /// Sends one UPDATE on its own.
+    pub(super) fn send_one(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        x: SessionId,
+        body: UpdateBody,
+        out: &mut Scheduled,
+    ) {
+        let mut arrivals = Arrivals::default();
+        self.send(now, s, x, Arc::new(body), &mut arrivals);
+        self.dispatch(arrivals, out);
+    }
+
+    /// Schedules one `Deliver` per arrival instant.
+    pub(super) fn dispatch(&mut self, arrivals: Arrivals, out: &mut Scheduled) {
+        for (at, deliveries) in arrivals.groups {
+            let batch = self.in_flight.put(deliveries);
+            out.push((at, BgpEvent::Deliver { batch }));
+        }
+    }
+
+    /// Puts an UPDATE from `s` on session `x` on its way: it arrives after the session's
+    /// one-way latency, never before an earlier message on the same session.
+    pub(super) fn send(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        x: SessionId,
+        body: Arc<UpdateBody>,
+        arrivals: &mut Arrivals,
+    ) {
+        if body.is_empty() {
+            return;
+        }
+        let sess = &self.sessions[x.index()];
+        let Some(side) = sess.side_of(s) else { return };
+        let Some(to) = sess.peer_of(side) else { return };
+        let latency = sess.latency.unwrap_or_default();
+        let mrai = self.mrai(x);
+        let r = &mut self.srt[x.index()];
+        if mrai > SimDuration::ZERO && !body.announced.is_empty() {
+            r.mrai_until[side] = now + mrai;
+        }
+        let epoch = r.epoch;
+        let arrival = (now + latency).max(r.last_arrival[side]);
+        r.last_arrival[side] = arrival;
+        let update = Update {
+            session: x,
+            from: s,
+            to,
+            sent_at: now,
+            body,
+        };
+        if self.options.updates {
+            let subject = format!("{} -> {}", self.name(s), self.name(to));
+            let outcome = self.describe_update(&update);
+            self.note(now, BgpLogKind::Update, subject, outcome);
+        } else {
+            self.last_activity = self.last_activity.max(now);
+        }
+        self.rt[s.index()].sent += 1;
+        self.total_updates += 1;
+        arrivals.add(arrival, Delivery { epoch, update });
+    }
+
+    pub(super) fn describe_update(&self, u: &Update) -> String {
+        const SHOWN: usize = 3;
+        let mut parts = Vec::new();
+        let list = |ps: &mut dyn Iterator<Item = PrefixId>, n: usize| {
+            let mut v: Vec<String> = ps
+                .take(SHOWN)
+                .map(|p| self.prefixes.net(p).to_string())
+                .collect();
+            if n > SHOWN {
+                v.push(format!("+{} more", n - SHOWN));
+            }
+            v.join(" ")
+        };
+        let b = &u.body;
+        if !b.announced.is_empty() {
+            let text = list(&mut b.announced.iter().map(|(p, _)| *p), b.announced.len());
+            parts.push(format!("announce {text}"));
+        }
+        if !b.withdrawn.is_empty() {
+            let text = list(&mut b.withdrawn.iter().copied(), b.withdrawn.len());
+            parts.push(format!("withdraw {text}"));
+        }
+        parts.join("; ")
+    }
+}
+
+/// An UPDATE body being built by a flush; most carry one prefix, so no allocation until
+/// it becomes a shared [`UpdateBody`].
+#[derive(Debug, Default)]
+struct PendingBody {
+    withdrawn: SmallVec<[PrefixId; 2]>,
+    announced: SmallVec<[(PrefixId, Attrs); 2]>,
+}
+
+impl PendingBody {
+    /// The same prefixes with the same attributes (compared by identity: bodies built in
+    /// one flush share their attributes).
+    fn same_as(&self, other: &UpdateBody) -> bool {
+        self.withdrawn[..] == other.withdrawn[..]
+            && self.announced.len() == other.announced.len()
+            && self
+                .announced
+                .iter()
+                .zip(&other.announced)
+                .all(|((p, a), (q, b))| p == q && Arc::ptr_eq(a, b))
+    }
+
+    fn into_body(self) -> UpdateBody {
+        UpdateBody {
+            withdrawn: self.withdrawn.into_vec(),
+            announced: self.announced.into_vec(),
+            end_of_rib: false,
+        }
+    }
+}
+
+/// The UPDATE bodies one flush builds, one per session. A reflector's flush of one prefix
+/// touches thousands of sessions, so they are found through a map only when the flush
+/// carries several prefixes; the result is in session order either way.
+#[derive(Debug, Default)]
+struct Batches {
+    bodies: Vec<(SessionId, PendingBody)>,
+    index: HashMap<SessionId, usize>,
+    /// Whether `bodies` may already hold a session (a second prefix is being queued).
+    revisiting: bool,
+}
+
+impl Batches {
+    fn entry(&mut self, x: SessionId) -> &mut PendingBody {
+        if self.revisiting {
+            let i = *self.index.entry(x).or_insert_with(|| {
+                self.bodies.push((x, PendingBody::default()));
+                self.bodies.len() - 1
+            });
+            return &mut self.bodies[i].1;
+        }
+        self.bodies.push((x, PendingBody::default()));
+        &mut self.bodies.last_mut().expect("just pushed").1
+    }
+
+    /// The next changes may go to sessions that already have a body.
+    fn next_prefix(&mut self) {
+        if !self.revisiting && !self.bodies.is_empty() {
+            self.revisiting = true;
+            self.index = self
+                .bodies
+                .iter()
+                .enumerate()
+                .map(|(i, (x, _))| (*x, i))
+                .collect();
+        }
+    }
+
+    fn into_sorted(mut self) -> Vec<(SessionId, PendingBody)> {
+        // Session ids are unique: the unstable sort is deterministic.
+        self.bodies.sort_unstable_by_key(|(x, _)| *x);
+        self.bodies
+    }
+}
+
+fn same_attrs(a: &Option<Attrs>, b: &Option<Attrs>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x == y,
+        _ => false,
+    }
+}
+
+/// What a speaker exported, per prefix: each distinct exported attribute set built once and
+/// shared by every session (and every later full table) with the same inputs. Without it a
+/// reflector's full table to each client built its own copy of every route, so the clients'
+/// Adj-RIBs-In held one attribute allocation per (client, route) instead of per route.
+/// Entries check their inputs and the identity of what they were built from, so a stale
+/// entry is never used, only dropped (oldest first, beyond [`EXPORTS_KEPT`] per prefix).
+pub(super) type ExportCache = FastMap<PrefixId, SmallVec<[Exported; 2]>>;
+
+/// Entries an [`ExportCache`] keeps per prefix: enough for the old and the new
+/// advertisement of a flush, each under every export key.
+const EXPORTS_KEPT: usize = 8;
+
+/// One exported attribute set with what it was built from.
+#[derive(Clone, Debug)]
+pub(super) struct Exported {
+    /// The advertised attributes it was built from (held, so the identity cannot be reused).
+    from: Attrs,
+    inputs: ExportInputs,
+    attrs: Attrs,
+}
+
+/// Everything besides the advertised attributes that `export_attrs` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ExportInputs {
+    key: ExportKey,
+    learned_from: IpAddr,
+    ibgp_local_pref: Option<u32>,
+    router: bool,
+    address: IpAddr,
+    as_number: u32,
+    cluster_id: Option<IpAddr>,
+}

@@ -1,0 +1,417 @@
+//! Session life: connecting, establishing (and the full table it sends), hold and BFD
+//! detection, going down with the routes it carried, retries, error wait and latencies.
+
+use smallvec::SmallVec;
+
+use crate::bgp::config::Timers;
+use crate::bgp::peering::{IdleReason, SessionState};
+use crate::bgp::rib::{PrefixId, RouteSource};
+use crate::bgp::underlay::pair_latencies;
+use crate::bgp::{SessionId, SpeakerId};
+use crate::model::time::{SimDuration, SimTime};
+use crate::model::topology::Topology;
+
+use super::{BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, Detecting, Scheduled};
+
+impl BgpEngine {
+    pub(in crate::bgp) fn name(&self, s: SpeakerId) -> String {
+        self.speakers[s.index()].name.clone()
+    }
+
+    pub(in crate::bgp) fn session_subject(&self, x: SessionId) -> String {
+        let sess = &self.sessions[x.index()];
+        let b = match sess.b {
+            Some(b) => self.name(b),
+            None => sess.b_address.to_string(),
+        };
+        format!("{} – {}", self.name(sess.a), b)
+    }
+
+    pub(in crate::bgp) fn note(
+        &mut self,
+        time: SimTime,
+        kind: BgpLogKind,
+        subject: String,
+        outcome: String,
+    ) {
+        self.last_activity = self.last_activity.max(time);
+        self.log.push(BgpLogEntry {
+            time,
+            kind,
+            subject,
+            outcome,
+        });
+    }
+
+    pub(in crate::bgp) fn set_idle(&mut self, now: SimTime, x: SessionId, reason: IdleReason) {
+        let sess = &mut self.sessions[x.index()];
+        if sess.state != SessionState::Idle {
+            self.last_state_change = now;
+        }
+        let was_established = sess.state == SessionState::Established;
+        sess.state = SessionState::Idle;
+        sess.reason = Some(reason);
+        let r = &mut self.srt[x.index()];
+        r.downs += u32::from(was_established);
+        r.epoch += 1;
+        r.detecting = None;
+        r.idle_since = now;
+        r.held = Default::default();
+        r.mrai_armed = [false; 2];
+        r.last_arrival = [SimTime::ZERO; 2];
+    }
+
+    /// Starts connecting `x` so that it is established at `at` plus one round trip, if both
+    /// ends are up and a path joins them; otherwise leaves it Idle with the reason.
+    pub(in crate::bgp) fn connect(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        at: SimTime,
+        out: &mut Scheduled,
+    ) {
+        let sess = &self.sessions[x.index()];
+        let Some(b) = sess.b else { return };
+        if sess.reason.as_ref().is_some_and(|r| r.is_permanent())
+            || sess.state != SessionState::Idle
+        {
+            return;
+        }
+        let (a, latency, single_hop) = (sess.a, sess.latency, sess.link.is_some());
+        for end in [a, b] {
+            if !self.rt[end.index()].up {
+                let speaker = self.name(end);
+                self.sessions[x.index()].reason = Some(IdleReason::PeerDown { speaker });
+                return;
+            }
+        }
+        let Some(latency) = latency else {
+            let reason = if single_hop {
+                IdleReason::LinkDown
+            } else {
+                IdleReason::NoUnderlayPath
+            };
+            self.sessions[x.index()].reason = Some(reason);
+            return;
+        };
+        let sess = &mut self.sessions[x.index()];
+        sess.state = SessionState::Connect;
+        sess.reason = None;
+        let r = &mut self.srt[x.index()];
+        r.epoch += 1;
+        let epoch = r.epoch;
+        let when = at + latency + latency;
+        out.push((when, BgpEvent::SessionEstablished { session: x, epoch }));
+        let subject = self.session_subject(x);
+        self.note(
+            now,
+            BgpLogKind::SessionConnect,
+            subject,
+            format!("established at {when} if nothing fails"),
+        );
+    }
+
+    pub(super) fn on_established(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        epoch: u32,
+        out: &mut Scheduled,
+    ) {
+        if self.srt[x.index()].epoch != epoch
+            || self.sessions[x.index()].state != SessionState::Connect
+        {
+            return;
+        }
+        let sess = &mut self.sessions[x.index()];
+        sess.state = SessionState::Established;
+        sess.reason = None;
+        let latency = sess.latency.unwrap_or_default();
+        let r = &mut self.srt[x.index()];
+        r.mrai_until = [SimTime::ZERO; 2];
+        r.established_at = now;
+        r.latency_up = latency;
+        self.last_state_change = now;
+        let subject = self.session_subject(x);
+        let sess = &self.sessions[x.index()];
+        let outcome = format!(
+            "{}{}",
+            sess.session_type.as_str(),
+            if sess.reflector_client() {
+                ", route-reflector client"
+            } else {
+                ""
+            }
+        );
+        self.note(now, BgpLogKind::SessionEstablished, subject, outcome);
+        for side in 0..2 {
+            self.full_table(now, x, side, out);
+        }
+    }
+
+    /// The hold time in use on a session: the smaller of the two sides' (RFC 4271 §4.2).
+    pub(super) fn hold_time(&self, x: SessionId) -> SimDuration {
+        let sess = &self.sessions[x.index()];
+        let hold = |s: SpeakerId| {
+            self.speakers[s.index()]
+                .hold_time
+                .unwrap_or(self.timers.hold)
+        };
+        let a = hold(sess.a);
+        sess.b.map_or(a, |b| a.min(hold(b)))
+    }
+
+    /// The keepalive interval that goes with `hold`: the profile's, or a third of a smaller
+    /// negotiated hold time (BIRD's default, `keepalive time` = hold / 3).
+    pub(super) fn keepalive_time(&self, hold: SimDuration) -> SimDuration {
+        if hold == self.timers.hold {
+            self.timers.keepalive
+        } else {
+            SimDuration::from_nanos(hold.as_nanos() / 3)
+        }
+    }
+
+    /// When the side `side` of `x`, silent from `now` on, last got a message through: its last
+    /// UPDATE's arrival, or the arrival of the last KEEPALIVE it sent before `now` (one every
+    /// keepalive interval from establishment, each interval jittered as BIRD starts it).
+    pub(super) fn last_heard_from(&mut self, now: SimTime, x: SessionId, side: usize) -> SimTime {
+        let hold = self.hold_time(x);
+        let keepalive = self.keepalive_time(hold);
+        let r = &self.srt[x.index()];
+        let (start, latency, update) = (r.established_at, r.latency_up, r.last_arrival[side]);
+        let mut sent = start;
+        if keepalive > SimDuration::ZERO {
+            if self.timers.jitter && self.jitter.is_some() {
+                loop {
+                    let next = sent + self.timer(keepalive);
+                    if next >= now {
+                        break;
+                    }
+                    sent = next;
+                }
+            } else if now > start {
+                let n = (now - start).as_nanos().saturating_sub(1) / keepalive.as_nanos();
+                sent = start + SimDuration::from_nanos(n * keepalive.as_nanos());
+            }
+        }
+        (sent + latency).max(update)
+    }
+
+    /// Starts timing out a session whose peer (`PeerDown`) or path (`PathLost`) went silent
+    /// at `now`: BFD detects after its detection time; otherwise a hold timer expires `hold`
+    /// (jittered for BIRD) after the last message it heard, which may be before `now`.
+    pub(super) fn arm_detection(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        why: Detecting,
+        out: &mut Scheduled,
+    ) {
+        let at = if let Some(bfd) = self.settings.bfd {
+            let r = &mut self.srt[x.index()];
+            r.last_heard = now;
+            r.hold_armed = bfd.detection_time();
+            now + bfd.detection_time()
+        } else {
+            let sess = &self.sessions[x.index()];
+            let silent: SmallVec<[usize; 2]> = match why {
+                Detecting::PeerDown => [0, 1]
+                    .into_iter()
+                    .filter(|side| {
+                        let s = if *side == 0 { Some(sess.a) } else { sess.b };
+                        s.is_some_and(|s| !self.rt[s.index()].up)
+                    })
+                    .collect(),
+                Detecting::PathLost => [0, 1].into_iter().collect(),
+            };
+            let hold = self.hold_time(x);
+            let mut best: Option<(SimTime, SimTime, SimDuration)> = None;
+            for side in silent {
+                let heard = self.last_heard_from(now, x, side);
+                let armed = self.timer(hold);
+                let expiry = (heard + armed).max(now);
+                if best.is_none_or(|(t, _, _)| expiry < t) {
+                    best = Some((expiry, heard, armed));
+                }
+            }
+            let (at, heard, armed) = best.unwrap_or((now + hold, now, hold));
+            let r = &mut self.srt[x.index()];
+            r.last_heard = heard;
+            r.hold_armed = armed;
+            at
+        };
+        let r = &mut self.srt[x.index()];
+        r.detection += 1;
+        r.detecting = Some(why);
+        out.push((
+            at,
+            BgpEvent::HoldExpired {
+                session: x,
+                epoch: r.epoch,
+                detection: r.detection,
+            },
+        ));
+    }
+
+    pub(super) fn on_hold_expired(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        epoch: u32,
+        detection: u32,
+        out: &mut Scheduled,
+    ) {
+        let r = &self.srt[x.index()];
+        if r.epoch != epoch || r.detection != detection || r.detecting.is_none() {
+            return;
+        }
+        let sess = &self.sessions[x.index()];
+        let Some(b) = sess.b else { return };
+        let sess_a = sess.a;
+        let down = [sess.a, b].into_iter().find(|s| !self.rt[s.index()].up);
+        let reason = match down {
+            Some(s) => IdleReason::PeerDown {
+                speaker: self.name(s),
+            },
+            None if sess.latency.is_none() => IdleReason::NoUnderlayPath,
+            None => return,
+        };
+        let r = &self.srt[x.index()];
+        let what = if self.settings.bfd.is_some() {
+            format!("BFD detected the failure after {}", r.hold_armed)
+        } else {
+            format!(
+                "hold timer ({} armed) expired, last message heard at {}",
+                r.hold_armed, r.last_heard
+            )
+        };
+        let subject = self.session_subject(x);
+        self.note(
+            now,
+            BgpLogKind::SessionDown,
+            subject,
+            format!("{what}: {reason}"),
+        );
+        // A Calico node's BFD is `bfd graceful`: its side keeps the routes as stale. A hold
+        // timer expiry, or a router's `bfd on`, drops them (and any left stale before).
+        let mut graceful = false;
+        for side in 0..2 {
+            let end = if side == 0 { sess_a } else { b };
+            if self.settings.bfd.is_some() && self.speakers[end.index()].node.is_some() {
+                self.start_helping(now, x, side, "BFD session down", out);
+                graceful = true;
+            } else {
+                self.restart.forget(x, side);
+            }
+        }
+        self.session_down(now, x, reason, out);
+        if !graceful {
+            self.error_wait(now, x);
+        }
+    }
+
+    /// Ends an Established (or connecting) session: both live ends drop the routes learned
+    /// on it and re-run the decision for those prefixes.
+    pub(in crate::bgp) fn session_down(
+        &mut self,
+        now: SimTime,
+        x: SessionId,
+        reason: IdleReason,
+        out: &mut Scheduled,
+    ) {
+        let sess = &self.sessions[x.index()];
+        let was_established = sess.state == SessionState::Established;
+        let ends: Vec<SpeakerId> = std::iter::once(sess.a).chain(sess.b).collect();
+        let subject = self.session_subject(x);
+        self.note(now, BgpLogKind::SessionDown, subject, reason.to_string());
+        self.set_idle(now, x, reason);
+        if !was_established {
+            return;
+        }
+        for (side, s) in ends.into_iter().enumerate() {
+            // A graceful-restart helper keeps them as stale (`restart.rs`).
+            if !self.rt[s.index()].up || self.restart.keeps(x, side) {
+                continue;
+            }
+            let source = RouteSource::Peer(x);
+            for p in self.routes_from(s, source) {
+                self.set_route(now, s, p, source, None, out);
+            }
+        }
+    }
+
+    /// The prefixes for which speaker `s` holds a route from `source`.
+    pub(in crate::bgp) fn routes_from(&self, s: SpeakerId, source: RouteSource) -> Vec<PrefixId> {
+        self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter(|(_, d)| d.routes.iter().any(|r| r.source() == source))
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// Some FIB changed at `now` (for `convergedWithin`).
+    pub(in crate::bgp) fn note_fib_change(&mut self, now: SimTime) {
+        if self.fib_change_times.last() != Some(&now) {
+            self.fib_change_times.push(now);
+        }
+    }
+
+    /// The first connect-retry tick at or after `now`, counted from when the session went Idle
+    /// (BIRD's retry interval jittered once for the wait), and not before an error wait ends.
+    pub(super) fn next_retry(&mut self, x: SessionId, now: SimTime) -> SimTime {
+        let retry = self.timer(self.timers.connect_retry).as_nanos();
+        let r = &self.srt[x.index()];
+        let since = r.idle_since.max(r.error_until);
+        if retry == 0 || now < since {
+            return now.max(since);
+        }
+        let elapsed = (now - since).as_nanos();
+        let ticks = elapsed.div_ceil(retry).max(1);
+        since + SimDuration::from_nanos(ticks.saturating_mul(retry))
+    }
+
+    /// A session ended in an error (its hold timer or BFD): BIRD restarts it only after the
+    /// error wait, which doubles when errors follow each other within `Timers::ERROR_FORGET`
+    /// (`bgp_update_startup_delay`).
+    pub(super) fn error_wait(&mut self, now: SimTime, x: SessionId) {
+        let (min, max) = (self.timers.error_wait, self.timers.error_wait_max);
+        if min == SimDuration::ZERO {
+            return;
+        }
+        let r = &self.srt[x.index()];
+        let recent = r.last_error.is_some_and(|t| now - t < Timers::ERROR_FORGET);
+        let delay = if recent && r.startup_delay > SimDuration::ZERO {
+            r.startup_delay.saturating_mul(2).min(max)
+        } else {
+            min
+        };
+        let armed = self.timer(delay);
+        let r = &mut self.srt[x.index()];
+        r.startup_delay = delay;
+        r.last_error = Some(now);
+        r.error_until = now + armed;
+    }
+
+    pub(super) fn recompute_latencies(&mut self, topology: &Topology) {
+        let mut pairs = Vec::new();
+        let mut which = Vec::new();
+        for (i, sess) in self.sessions.iter_mut().enumerate() {
+            let Some(b) = sess.b else { continue };
+            if let Some(link) = sess.link {
+                let l = &topology.links[link.index()];
+                sess.latency = l.up.then_some(l.latency);
+            } else {
+                pairs.push((
+                    self.speakers[sess.a.index()].device,
+                    self.speakers[b.index()].device,
+                ));
+                which.push(i);
+            }
+        }
+        for (i, latency) in which.into_iter().zip(pair_latencies(topology, &pairs)) {
+            self.sessions[i].latency = latency;
+        }
+    }
+}
