@@ -82,6 +82,7 @@ pub struct BgpConfiguration {
     pub name: String,
     pub as_number: Option<u32>,
     pub node_to_node_mesh_enabled: Option<bool>,
+    pub node_mesh_max_restart_time: Option<SimDuration>,
     pub service_cluster_ips: Vec<IpNet>,
 }
 
@@ -98,6 +99,7 @@ pub struct BgpPeer {
     pub peer_selector: Option<Selector>,
     pub as_number: Option<u32>,
     pub keep_original_next_hop: bool,
+    pub max_restart_time: Option<SimDuration>,
 }
 
 /// What one resource means to podnet.
@@ -513,6 +515,7 @@ impl Decoder<'_> {
             peer_selector,
             as_number: spec.get(cx, "asNumber", as_number),
             keep_original_next_hop: spec.value(cx, "keepOriginalNextHop").unwrap_or(false),
+            max_restart_time: spec.value(cx, "maxRestartTime"),
         })
     }
 
@@ -651,6 +654,7 @@ fn bgp_configuration(r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<BgpConfig
         name: r.name.clone(),
         as_number: spec.get(cx, "asNumber", as_number),
         node_to_node_mesh_enabled: spec.value(cx, "nodeToNodeMeshEnabled"),
+        node_mesh_max_restart_time: spec.value(cx, "nodeMeshMaxRestartTime"),
         service_cluster_ips,
     })
 }

@@ -117,6 +117,8 @@ impl BgpInputs {
                     if let Some(mesh) = c.node_to_node_mesh_enabled {
                         inputs.config.node_to_node_mesh = mesh;
                     }
+                    inputs.config.node_mesh_restart_time =
+                        c.node_mesh_max_restart_time.map(whole_seconds);
                 }
                 ResourceSpec::BgpPeer(p) => inputs.peers.push(peer_of(p)),
                 _ => {}
@@ -143,6 +145,7 @@ impl BgpInputs {
             node_to_node_mesh: c
                 .node_to_node_mesh_enabled
                 .unwrap_or(default.node_to_node_mesh),
+            node_mesh_restart_time: c.node_mesh_max_restart_time.map(whole_seconds),
         };
     }
 }
@@ -156,7 +159,15 @@ fn peer_of(p: &BgpPeer) -> bgp::Peer {
         peer_selector: p.peer_selector.clone(),
         as_number: p.as_number,
         keep_original_next_hop: p.keep_original_next_hop,
+        max_restart_time: p.max_restart_time.map(whole_seconds),
     }
+}
+
+/// A restart time as confd renders it for BIRD: whole seconds, rounded half away from zero
+/// (`math.Round(d.Seconds())`, client.go).
+fn whole_seconds(d: SimDuration) -> SimDuration {
+    const S: u64 = 1_000_000_000;
+    SimDuration::from_secs((d.as_nanos() + S / 2) / S)
 }
 
 /// Who installs routes: Felix from the datastore (Calico's VXLAN backend), and BGP speakers
