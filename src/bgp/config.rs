@@ -22,6 +22,9 @@ pub struct BgpConfig {
     pub as_number: u32,
     /// `spec.nodeToNodeMeshEnabled` (default true).
     pub node_to_node_mesh: bool,
+    /// `spec.nodeMeshMaxRestartTime`, in whole seconds as confd renders it: the mesh
+    /// sessions' `graceful restart time` (BIRD's 120 s when unset).
+    pub node_mesh_restart_time: Option<SimDuration>,
 }
 
 impl Default for BgpConfig {
@@ -29,6 +32,7 @@ impl Default for BgpConfig {
         BgpConfig {
             as_number: 64512,
             node_to_node_mesh: true,
+            node_mesh_restart_time: None,
         }
     }
 }
@@ -51,6 +55,16 @@ pub struct Peer {
     pub as_number: Option<u32>,
     /// `keepOriginalNextHop`: on eBGP, the node passes routes on without next-hop-self.
     pub keep_original_next_hop: bool,
+    /// `maxRestartTime`, in whole seconds as confd renders it: the sessions' `graceful
+    /// restart time` (BIRD's 120 s when unset).
+    pub max_restart_time: Option<SimDuration>,
+}
+
+/// A restart time as confd renders it for BIRD: whole seconds, rounded half away from zero
+/// (`math.Round(d.Seconds())`, client.go).
+pub fn whole_seconds(d: SimDuration) -> SimDuration {
+    const S: u64 = 1_000_000_000;
+    SimDuration::from_secs((d.as_nanos() + S / 2) / S)
 }
 
 impl Peer {
@@ -65,6 +79,7 @@ impl Peer {
             peer_selector: None,
             as_number: None,
             keep_original_next_hop: false,
+            max_restart_time: None,
         }
     }
 

@@ -37,7 +37,7 @@ mod underlay;
 #[cfg(test)]
 mod tests;
 
-pub use config::{BgpConfig, ExportPool, Peer, Timers};
+pub use config::{BgpConfig, ExportPool, Peer, Timers, whole_seconds};
 pub use decision::{BestBecause, LostBecause, RouteStatus};
 pub use engine::{
     BatchId, BestRoute, BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, LogOptions, RibEntry,

@@ -17,6 +17,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use super::config::{BgpConfig, Peer};
+use super::restart::RESTART_TIME;
 use super::underlay::pair_latencies;
 use super::{SessionId, SpeakerId};
 use crate::model::time::SimDuration;
@@ -218,6 +219,10 @@ pub struct Session {
     /// One-way underlay latency between the ends (`None`: no path).
     pub latency: Option<SimDuration>,
     pub source: SessionSource,
+    /// How long a helper keeps the other side's routes when it restarts: the `graceful
+    /// restart time` both sides advertise (BIRD's 120 s unless `nodeMeshMaxRestartTime` or
+    /// the BGPPeer's `maxRestartTime` sets it).
+    pub restart_time: SimDuration,
     pub state: SessionState,
     /// Why the session is not Established (`None` while Connect or Established).
     pub reason: Option<IdleReason>,
@@ -317,7 +322,10 @@ pub fn plan(
             .collect();
         for (i, &x) in mesh.iter().enumerate() {
             for &y in &mesh[i + 1..] {
-                b.add_pair(x, y, SessionSource::Mesh, false, None);
+                let id = b.add_pair(x, y, SessionSource::Mesh, false, None);
+                if let (Some(id), Some(t)) = (id, config.node_mesh_restart_time) {
+                    b.peering.sessions[id.index()].restart_time = t;
+                }
             }
         }
     }
@@ -476,6 +484,20 @@ impl Builder<'_> {
                 Some(target) if target == local => {}
                 Some(target) => {
                     let id = self.add_pair(local, target, source, keep, None);
+                    self.set_restart_time(id, peer);
+                    // confd gives a peering made from `peerIP` no `rr_cluster_id` (only the
+                    // peerings it builds from a node carry one: `nodeAsBGPPeers`, client.go),
+                    // so the template makes the peer an `rr client` of a reflector whatever
+                    // the peer's own cluster ID; the reverse peering carries ours.
+                    if let Some(id) = id
+                        && self.speaker(local).node.is_some()
+                        && self.speaker(local).cluster_id.is_some()
+                    {
+                        let s = &mut self.peering.sessions[id.index()];
+                        if s.session_type == SessionType::Ibgp {
+                            s.reflects[0] = true;
+                        }
+                    }
                     let actual = self.speaker(target).as_number;
                     if let (Some(id), Some(configured)) = (id, peer.as_number)
                         && configured != actual
@@ -513,8 +535,16 @@ impl Builder<'_> {
             }
         } else {
             for &target in selected.iter().filter(|t| **t != local) {
-                self.add_pair(local, target, source.clone(), keep, None);
+                let id = self.add_pair(local, target, source.clone(), keep, None);
+                self.set_restart_time(id, peer);
             }
+        }
+    }
+
+    /// A BGPPeer's `maxRestartTime` on the session it made.
+    fn set_restart_time(&mut self, id: Option<SessionId>, peer: &Peer) {
+        if let (Some(id), Some(t)) = (id, peer.max_restart_time) {
+            self.peering.sessions[id.index()].restart_time = t;
         }
     }
 
@@ -550,6 +580,7 @@ impl Builder<'_> {
             shared_subnet: None,
             latency: None,
             source,
+            restart_time: RESTART_TIME,
             state: SessionState::Idle,
             reason: Some(reason),
         });
@@ -598,6 +629,7 @@ impl Builder<'_> {
             shared_subnet,
             latency: None,
             source,
+            restart_time: RESTART_TIME,
             state: SessionState::Idle,
             reason: None,
         });

@@ -314,6 +314,13 @@ impl BgpEngine {
         if old.keep_next_hop != side(new.keep_next_hop) {
             out.push("keepOriginalNextHop changed".to_string());
         }
+        // BIRD restarts a protocol whose `graceful restart time` changed (`bgp_reconfigure`).
+        if old.restart_time != new.restart_time {
+            out.push(format!(
+                "graceful restart time {} → {}",
+                old.restart_time, new.restart_time
+            ));
+        }
         if old.multihop != new.multihop
             || old.link != new.link
             || old.shared_subnet != new.shared_subnet

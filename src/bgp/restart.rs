@@ -40,7 +40,8 @@ use crate::model::topology::DeviceId;
 
 /// How long a helper keeps a peer's stale routes waiting for the session to come back:
 /// BIRD's `graceful restart time` default (`proto/bgp/config.Y`), which the restarting
-/// speaker advertises and Calico's template does not change; FRR's default is the same.
+/// speaker advertises and Calico's template keeps unless `nodeMeshMaxRestartTime` or a
+/// BGPPeer's `maxRestartTime` is set (`Session::restart_time`); FRR's default is the same.
 pub const RESTART_TIME: SimDuration = SimDuration::from_secs(120);
 
 /// How long a restarting BIRD keeps the kernel's old routes waiting for every peer's
@@ -249,6 +250,7 @@ impl BgpEngine {
             .collect();
         let generation = self.restart.next_generation();
         let count = prefixes.len();
+        let restart_time = sess.restart_time;
         self.restart.stale.insert(
             (x, side as u8),
             Stale {
@@ -257,7 +259,7 @@ impl BgpEngine {
             },
         );
         out.push((
-            now + RESTART_TIME,
+            now + restart_time,
             BgpEvent::Restart(RestartEvent::RestartTimer {
                 session: x,
                 side: side as u8,
@@ -273,7 +275,7 @@ impl BgpEngine {
             BgpLogKind::RoutesStale,
             subject,
             format!(
-                "{why}: graceful restart, {} kept as stale for up to {RESTART_TIME}",
+                "{why}: graceful restart, {} kept as stale for up to {restart_time}",
                 plural(count, "route")
             ),
         );

@@ -226,6 +226,7 @@ fn no_mesh() -> BgpConfig {
     BgpConfig {
         as_number: 64512,
         node_to_node_mesh: false,
+        node_mesh_restart_time: None,
     }
 }
 
@@ -467,8 +468,15 @@ fn a_client_of_one_reflector_is_reached_through_the_other_reflector_of_its_clust
     let e = net.entry("r0n2", &block(0, 3)).unwrap();
     assert_eq!(e.routes.len(), 1);
     assert_eq!(e.routes[0].from, Some(net.dev("r0n0")));
-    // r0n3 reaches everyone through r0n0: r0n1's own block (a non-client route, reflected
-    // to clients) and r0n2's (a client route).
+    // r0n0's session to r0n1 comes from r0n0's own `peerIP` BGPPeer, which confd renders
+    // with no `rr_cluster_id`: on r0n0's side it is `rr client` (the reverse, on r0n1, is
+    // not). So r0n0 refuses on import the copy of r0n2's block that r0n1 reflects (its
+    // CLUSTER_LIST holds 1.1.1.1) and has that block from r0n2 alone.
+    let e = net.entry("r0n0", &block(0, 2)).unwrap();
+    assert_eq!(e.routes.len(), 1);
+    assert_eq!(e.routes[0].from, Some(net.dev("r0n2")));
+    // r0n3 reaches everyone through r0n0: r0n1's own block (a client route at r0n0,
+    // reflected to all) and r0n2's (a client route).
     for (i, owner) in [(1, "r0n1"), (2, "r0n2")] {
         assert_eq!(net.next_hop_name("r0n3", &block(0, i)).unwrap(), owner);
     }

@@ -35,6 +35,7 @@ use crate::bgp::{BgpEngine, Peer, SessionSource, Speaker};
 use crate::forwarding::{Action, Origin};
 use crate::ipam::calico::{EncapMode, IpPool};
 use crate::model::network::{Bfd, TimerProfile};
+use crate::model::time::SimDuration;
 use crate::model::topology::{DeviceId, DeviceKind, Topology};
 use crate::scenario::Scenario;
 use crate::sim::{Snapshot, World};
@@ -94,6 +95,8 @@ struct Inputs<'a> {
     fabric_routes: BTreeMap<DeviceId, Vec<(IpNet, IpAddr)>>,
     profile: TimerProfile,
     bfd: Option<Bfd>,
+    /// `nodeMeshMaxRestartTime` (whole seconds).
+    mesh_restart_time: Option<SimDuration>,
 }
 
 /// Renders the configuration of every speaker (or only `only`), in device order.
@@ -159,6 +162,7 @@ pub fn render(
         fabric_routes,
         profile: scenario.profile.bgp_timers,
         bfd: scenario.network.bgp.bfd,
+        mesh_restart_time: world.control.bgp_inputs.config.node_mesh_restart_time,
     };
     let mut out = Vec::new();
     for (i, d) in topology.devices.iter().enumerate() {
@@ -213,6 +217,17 @@ fn timer_lines(profile: TimerProfile) -> String {
             t.connect_retry.as_nanos() / 1_000_000_000,
         ),
     }
+}
+
+/// The template's `graceful restart time` line for `nodeMeshMaxRestartTime` or a BGPPeer's
+/// `maxRestartTime` (confd writes whole seconds), nothing when unset.
+fn restart_time_line(t: Option<SimDuration>) -> String {
+    t.map_or(String::new(), |t| {
+        format!(
+            "  graceful restart time {};\n",
+            t.as_nanos() / 1_000_000_000
+        )
+    })
 }
 
 fn bfd_protocol(bfd: Bfd, interfaces: &str) -> String {
@@ -392,7 +407,6 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
             .map(|o| &inputs.engine.speakers()[o.index()]);
         let peer_address = other.map_or(s.b_address, |o| o.address);
         let suffix = protocol_suffix(peer_address);
-        let peer_name = other.map_or(String::new(), |o| format!(" ({})", o.name));
         match &s.source {
             SessionSource::Mesh => {
                 let Some(o) = other else { continue };
@@ -402,6 +416,7 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
                 } else {
                     ""
                 };
+                let restart = restart_time_line(inputs.mesh_restart_time);
                 mesh.push(PeerBlock {
                     key: o.name.clone(),
                     text: format!(
@@ -410,58 +425,29 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
                          source address {node_ip};  # The local address we use for the TCP connection\n  \
                          ipv4 {{\n    import all;\n    export filter {{\n      \
                          calico_export_to_bgp_peers(true);\n      reject;\n    }};  \
-                         # Only want to export routes for workloads.\n  }};{passive}\n{bfd_line}}}\n",
+                         # Only want to export routes for workloads.\n  }};{passive}\n{restart}{bfd_line}}}\n",
                         o.name, o.address, o.as_number
                     ),
                 });
+                // A BGPPeer that also pairs the two nodes is one more peering key to confd,
+                // so the template renders a second protocol to the same neighbour (podnet
+                // simulates the one session).
+                if let Some(dup) = inputs.peers.iter().find(|p| pairs(inputs, p, me, o))
+                    && let Some((global_peer, block)) =
+                        peer_block(inputs, me, other, peer_address, &dup.name, bfd_line)
+                {
+                    if global_peer {
+                        global.push(block);
+                    } else {
+                        node.push(block);
+                    }
+                }
             }
             SessionSource::Peer(bgp_peer) => {
-                let config = inputs.peers.iter().find(|p| &p.name == bgp_peer);
-                let peer_as = match other {
-                    Some(o) => o.as_number,
-                    None => match config.and_then(|c| c.as_number) {
-                        Some(a) => a,
-                        None => continue,
-                    },
-                };
-                let internal = peer_as == me.as_number;
-                let global_peer = is_global_peer(inputs, peer_address, other);
-                let calico_node = other.is_some_and(|o| !o.is_router());
-                let mut lines = String::new();
-                if global_peer && calico_node && peer_address.to_string() > node_ip.to_string() {
-                    lines.push_str(
-                        "  passive on; # Peering is unidirectional, peer will connect to us.\n",
-                    );
-                }
-                if internal
-                    && let Some(cid) = me.cluster_id
-                    && rr_cluster_id(other) != Some(cid)
-                {
-                    let _ = writeln!(lines, "  rr client;\n  rr cluster id {cid};");
-                }
-                let keep = !internal && config.is_some_and(|c| c.keep_original_next_hop);
-                let keep_line = if keep { "    next hop keep;\n" } else { "" };
-                let prefix = if global_peer { "Global" } else { "Node" };
-                // `peerIP: 10.0.0.1:1179`: BIRD's `neighbor <ip> port <n>` (179 without it).
-                let port = config
-                    .and_then(|c| c.peer_port)
-                    .map_or(String::new(), |p| format!(" port {p}"));
-                let block = PeerBlock {
-                    key: peer_address.to_string(),
-                    text: format!(
-                        "# For peer {}/{peer_address}{peer_name}, BGPPeer {bgp_peer}\n\
-                         protocol bgp {prefix}_{suffix} from bgp_template {{\n  ttl security off;\n  multihop;\n  \
-                         neighbor {peer_address}{port} as {peer_as};\n  \
-                         source address {node_ip};  # The local address we use for the TCP connection\n  \
-                         ipv4 {{\n    import filter {{\n      accept;\n    }};\n    export filter {{\n      \
-                         calico_export_to_bgp_peers({internal});\n      reject;\n    }};  \
-                         # Only want to export routes for workloads.\n{keep_line}  }};\n{lines}{bfd_line}}}\n",
-                        if global_peer {
-                            "/bgp/v1/global/peer_v4".to_string()
-                        } else {
-                            format!("/bgp/v1/host/{}/peer_v4", me.name)
-                        },
-                    ),
+                let Some((global_peer, block)) =
+                    peer_block(inputs, me, other, peer_address, bgp_peer, bfd_line)
+                else {
+                    continue;
                 };
                 if global_peer {
                     global.push(block);
@@ -499,6 +485,95 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
     }
     push_blocks(&mut out, &node);
     out
+}
+
+/// Whether BGPPeer `p` peers `a` with `b`, in either direction (confd adds the reverse
+/// peering itself): it applies to one (`node`, `nodeSelector`, or every node) and targets
+/// the other (`peerIP`, or `peerSelector`).
+fn pairs(inputs: &Inputs, p: &Peer, a: &Speaker, b: &Speaker) -> bool {
+    let node = |s: &Speaker| s.node.map(|n| inputs.topology.node(n));
+    let applies = |s: &Speaker| {
+        node(s).is_some_and(|n| match (&p.node, &p.node_selector) {
+            (Some(name), _) => n.name == *name,
+            (None, Some(sel)) => sel.matches(&n.labels),
+            (None, None) => true,
+        })
+    };
+    let targets = |s: &Speaker| match (p.peer_ip, &p.peer_selector) {
+        (Some(ip), _) => ip == s.address,
+        (None, Some(sel)) => node(s).is_some_and(|n| sel.matches(&n.labels)),
+        (None, None) => false,
+    };
+    (applies(a) && targets(b)) || (applies(b) && targets(a))
+}
+
+/// The `Global_`/`Node_` protocol BGPPeer `bgp_peer` gives `me` towards `peer_address`
+/// (`other` when a speaker owns it), and whether it is global; `None` when the peer's AS is
+/// unknown.
+fn peer_block(
+    inputs: &Inputs,
+    me: &Speaker,
+    other: Option<&Speaker>,
+    peer_address: IpAddr,
+    bgp_peer: &str,
+    bfd_line: &str,
+) -> Option<(bool, PeerBlock)> {
+    let node_ip = me.address;
+    let suffix = protocol_suffix(peer_address);
+    let peer_name = other.map_or(String::new(), |o| format!(" ({})", o.name));
+    let config = inputs.peers.iter().find(|p| p.name == bgp_peer);
+    let peer_as = match other {
+        Some(o) => o.as_number,
+        None => config.and_then(|c| c.as_number)?,
+    };
+    let internal = peer_as == me.as_number;
+    let global_peer = is_global_peer(inputs, peer_address, other);
+    let calico_node = other.is_some_and(|o| !o.is_router());
+    let mut lines = String::new();
+    if global_peer && calico_node && peer_address.to_string() > node_ip.to_string() {
+        lines.push_str("  passive on; # Peering is unidirectional, peer will connect to us.\n");
+    }
+    lines.push_str(&restart_time_line(config.and_then(|c| c.max_restart_time)));
+    // A peering this node has from its own BGPPeer's `peerIP` carries no
+    // `rr_cluster_id` (confd's client.go fills it only for peerings built from a
+    // node: `peerSelector`, and the automatic reverse of a `peerIP` peering).
+    let from_peer_ip = config.and_then(|c| c.peer_ip) == Some(peer_address);
+    let peer_cluster = if from_peer_ip {
+        None
+    } else {
+        rr_cluster_id(other)
+    };
+    if internal
+        && let Some(cid) = me.cluster_id
+        && peer_cluster != Some(cid)
+    {
+        let _ = writeln!(lines, "  rr client;\n  rr cluster id {cid};");
+    }
+    let keep = !internal && config.is_some_and(|c| c.keep_original_next_hop);
+    let keep_line = if keep { "    next hop keep;\n" } else { "" };
+    let prefix = if global_peer { "Global" } else { "Node" };
+    // `peerIP: 10.0.0.1:1179`: BIRD's `neighbor <ip> port <n>` (179 without it).
+    let port = config
+        .and_then(|c| c.peer_port)
+        .map_or(String::new(), |p| format!(" port {p}"));
+    let block = PeerBlock {
+        key: peer_address.to_string(),
+        text: format!(
+            "# For peer {}/{peer_address}{peer_name}, BGPPeer {bgp_peer}\n\
+             protocol bgp {prefix}_{suffix} from bgp_template {{\n  ttl security off;\n  multihop;\n  \
+             neighbor {peer_address}{port} as {peer_as};\n  \
+             source address {node_ip};  # The local address we use for the TCP connection\n  \
+             ipv4 {{\n    import filter {{\n      accept;\n    }};\n    export filter {{\n      \
+             calico_export_to_bgp_peers({internal});\n      reject;\n    }};  \
+             # Only want to export routes for workloads.\n{keep_line}  }};\n{lines}{bfd_line}}}\n",
+            if global_peer {
+                "/bgp/v1/global/peer_v4".to_string()
+            } else {
+                format!("/bgp/v1/host/{}/peer_v4", me.name)
+            },
+        ),
+    };
+    Some((global_peer, block))
 }
 
 fn push_blocks(out: &mut String, blocks: &[PeerBlock]) {
@@ -824,6 +899,90 @@ profile: {bgpTimers: frr-datacenter}
         assert_eq!(c1.matches("protocol bgp Global_").count(), 3);
         assert!(!c1.contains("rr client"));
         assert!(c1.contains("# Node-to-node mesh disabled"));
+    }
+
+    #[test]
+    fn a_peer_ip_peering_makes_even_a_same_cluster_reflector_a_client() {
+        // confd (v3.30.7 client.go) fills `rr_cluster_id` only for peerings it builds from a
+        // node: rr1's own `peerIP` peering to rr2 has none, so the template's
+        // `ne $data.rr_cluster_id $node_cluster_id` holds and rr1 says `rr client`; rr2's
+        // automatic reverse peering is built from node rr1 and carries 244.0.0.1, rr2's own
+        // cluster ID, so rr2 does not.
+        let yaml = REFLECTORS.replace(
+            "  metadata: {name: to-rrs}\n  spec: {peerSelector: rr == 'yes'}",
+            "  metadata: {name: rr1-to-rr2}\n  spec: {node: rr1, peerIP: 10.0.0.12, asNumber: 64512}",
+        );
+        assert_ne!(yaml, REFLECTORS);
+        let files = render_text(&yaml);
+        let block = |file: &str, name: &str| {
+            files[file]
+                .split(&format!("protocol bgp {name} "))
+                .nth(1)
+                .and_then(|s| s.split("\n}\n").next())
+                .unwrap_or_else(|| panic!("{name} in {file}"))
+                .to_string()
+        };
+        assert!(
+            block("rr1", "Node_10_0_0_12").contains("  rr client;\n  rr cluster id 244.0.0.1;")
+        );
+        assert!(!block("rr2", "Node_10_0_0_11").contains("rr client"));
+    }
+
+    #[test]
+    fn restart_times_are_rendered_in_whole_seconds_where_the_templates_put_them() {
+        // v3.30.7: `graceful restart time` from nodeMeshMaxRestartTime on every Mesh_
+        // protocol and from a BGPPeer's maxRestartTime on its protocols; confd rounds the
+        // duration to whole seconds (`math.Round`): 1m30.4s → 90, 14.5s → 15.
+        let mesh = MESH.replace(
+            "workloads:",
+            "- apiVersion: projectcalico.org/v3\n  kind: BGPConfiguration\n  \
+             metadata: {name: default}\n  spec: {nodeMeshMaxRestartTime: 1m30.4s}\nworkloads:",
+        );
+        let files = render_text(&mesh);
+        assert_eq!(files["n1"].matches("protocol bgp Mesh_").count(), 2);
+        assert_eq!(
+            files["n1"].matches("  graceful restart time 90;\n").count(),
+            2
+        );
+        let peers = REFLECTORS.replace(
+            "spec: {peerSelector: rr == 'yes'}",
+            "spec: {peerSelector: rr == 'yes', maxRestartTime: 14.5s}",
+        );
+        let files = render_text(&peers);
+        check_lines(
+            &files["rr1"],
+            &[
+                "protocol bgp Global_10_0_0_12 from bgp_template {",
+                "  passive on;",
+                "  graceful restart time 15;\n}",
+            ],
+        );
+        assert!(!render_text(MESH)["n1"].contains("graceful restart time"));
+    }
+
+    #[test]
+    fn a_bgp_peer_that_duplicates_a_mesh_session_is_a_second_protocol() {
+        // confd keys mesh peers by node and BGPPeers by (node, peer IP): the template
+        // renders both, on n1 (its own BGPPeer) and on n2 (the automatic reverse peering);
+        // n3 is not concerned.
+        let yaml = MESH.replace(
+            "workloads:",
+            "- apiVersion: projectcalico.org/v3\n  kind: BGPPeer\n  metadata: {name: n1-n2}\n  \
+             spec: {node: n1, peerIP: 10.0.0.10, asNumber: 64512}\nworkloads:",
+        );
+        let files = render_text(&yaml);
+        for (file, peer) in [("n1", "10_0_0_10"), ("n2", "10_0_0_2")] {
+            check_lines(
+                &files[file],
+                &[
+                    &format!("protocol bgp Mesh_{peer} from bgp_template {{"),
+                    "# ------------- Node-specific peers -------------",
+                    "BGPPeer n1-n2",
+                    &format!("protocol bgp Node_{peer} from bgp_template {{"),
+                ],
+            );
+        }
+        assert!(!files["n3"].contains("protocol bgp Node_"));
     }
 
     #[test]

@@ -271,6 +271,7 @@ const PREFIX_ADVERTISEMENT: &[Field] = &[u("cidr", S), u("communities", SL)];
 const BGPCONFIG_SPEC: &[Field] = &[
     m("asNumber", S),
     m("nodeToNodeMeshEnabled", S),
+    m("nodeMeshMaxRestartTime", S),
     m("serviceClusterIPs", Shape::ObjectList(CIDR_MODELLED)),
     u("bindMode", S),
     u("communities", Shape::ObjectList(COMMUNITY)),
@@ -281,7 +282,6 @@ const BGPCONFIG_SPEC: &[Field] = &[
     u("localWorkloadPeeringIPV4", S),
     u("localWorkloadPeeringIPV6", S),
     u("logSeverityScreen", S),
-    u("nodeMeshMaxRestartTime", S),
     u("nodeMeshPassword", Shape::Object(SECRET_SOURCE)),
     u(
         "prefixAdvertisements",
@@ -300,11 +300,11 @@ const BGPPEER_SPEC: &[Field] = &[
     m("peerSelector", S),
     m("asNumber", S),
     m("keepOriginalNextHop", S),
+    m("maxRestartTime", S),
     u("filters", SL),
     u("keepaliveTime", S),
     u("localASNumber", S),
     u("localWorkloadSelector", S),
-    u("maxRestartTime", S),
     u("nextHopMode", S),
     u("numAllowedLocalASNumbers", S),
     u("password", Shape::Object(SECRET_SOURCE)),
@@ -1029,7 +1029,13 @@ mod tests {
             "maxBlocksPerHost",
             "ipCooldownSeconds",
         ];
-        let bgpconf = ["asNumber", "nodeToNodeMeshEnabled", "serviceClusterIPs"];
+        // The graceful-restart times (issue #21) are modelled beyond SPEC §2.3's table.
+        let bgpconf = [
+            "asNumber",
+            "nodeToNodeMeshEnabled",
+            "nodeMeshMaxRestartTime",
+            "serviceClusterIPs",
+        ];
         let peer = [
             "node",
             "nodeSelector",
@@ -1037,6 +1043,7 @@ mod tests {
             "peerSelector",
             "asNumber",
             "keepOriginalNextHop",
+            "maxRestartTime",
         ];
         for g in [CALICO_V3, CALICO_CRD_V1] {
             assert_eq!(modelled(g, "IPPool"), ippool);

@@ -237,6 +237,8 @@ impl BgpInputs {
                     if let Some(mesh) = c.node_to_node_mesh_enabled {
                         inputs.config.node_to_node_mesh = mesh;
                     }
+                    inputs.config.node_mesh_restart_time =
+                        c.node_mesh_max_restart_time.map(bgp::whole_seconds);
                 }
                 ResourceSpec::BgpPeer(p) => inputs.peers.push(p.clone()),
                 _ => {}
@@ -263,6 +265,7 @@ impl BgpInputs {
             node_to_node_mesh: c
                 .node_to_node_mesh_enabled
                 .unwrap_or(default.node_to_node_mesh),
+            node_mesh_restart_time: c.node_mesh_max_restart_time.map(bgp::whole_seconds),
         };
     }
 }

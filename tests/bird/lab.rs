@@ -388,14 +388,13 @@ impl Lab {
         self.kill_bird(i);
     }
 
-    #[allow(dead_code)] // for `restartBgp`, the graceful-restart case
     /// `restartBgp`: BIRD is killed while the host keeps forwarding (its kernel routes persist).
     pub fn bgp_down(&mut self, node: &str) {
         let i = self.index(node);
         self.kill_bird(i);
     }
 
-    #[allow(dead_code)]
+    /// `restartBgp` ends: BIRD starts again with `-R` (graceful restart recovery).
     pub fn bgp_up(&mut self, node: &str) {
         let i = self.index(node);
         self.start_bird(i, true);

@@ -219,6 +219,7 @@ fn a_changed_as_number_resets_the_sessions_it_changes_and_only_those() {
     let config = BgpConfig {
         as_number: 64513,
         node_to_node_mesh: true,
+        node_mesh_restart_time: None,
     };
     net.reconfigure(&config, &[], "BGPConfiguration default applied");
     assert_eq!(
@@ -351,4 +352,38 @@ fn a_node_that_joins_gets_its_mesh_sessions_and_its_blocks_travel() {
         assert_eq!(net.next_hop_name(&node, "10.244.9.0/26").unwrap(), "new");
         assert_eq!(net.next_hop_name("new", &block(0, i)).unwrap(), node);
     }
+}
+
+#[test]
+fn a_new_mesh_restart_time_resets_the_mesh_sessions() {
+    // BIRD restarts a protocol whose `graceful restart time` changed (`bgp_reconfigure`
+    // compares the whole BGP configuration), so nodeMeshMaxRestartTime applied resets every
+    // mesh session, and the session takes the new time.
+    let t = topology(
+        &[RackSpec {
+            nodes: 2,
+            node_bgp: plain,
+        }],
+        false,
+    );
+    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
+    net.settle();
+    let t = net.now;
+    let config = BgpConfig {
+        node_mesh_restart_time: Some(SimDuration::from_secs(30)),
+        ..BgpConfig::default()
+    };
+    net.reconfigure(&config, &[], "BGPConfiguration default applied");
+    assert_eq!(
+        net.lines(BgpLogKind::SessionDown, t),
+        [
+            "r0n0 – r0n1: configuration changed: BGPConfiguration default applied \
+          (graceful restart time 2m → 30s)"
+        ]
+    );
+    net.settle();
+    assert_eq!(
+        net.session_between("r0n0", "r0n1").restart_time,
+        SimDuration::from_secs(30)
+    );
 }

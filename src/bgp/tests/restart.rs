@@ -48,6 +48,10 @@ fn just_before(t: SimTime) -> SimTime {
 
 /// A mesh of three nodes, each originating its block; r0n2 also a second block.
 fn mesh3() -> Net {
+    mesh3_with(&BgpConfig::default())
+}
+
+fn mesh3_with(config: &BgpConfig) -> Net {
     let t = topology(
         &[RackSpec {
             nodes: 3,
@@ -55,7 +59,7 @@ fn mesh3() -> Net {
         }],
         false,
     );
-    let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
+    let mut net = Net::new(t, config, &[], TimerProfile::CalicoBird);
     for i in 0..3 {
         net.originate(&format!("r0n{i}"), &block(0, i));
     }
@@ -145,6 +149,30 @@ fn stale_routes_go_when_the_restart_time_runs_out() {
     // processed in 24us.
     net.run_until(at(212, 84));
     assert_eq!(net.next_hop_name("r0n1", &block(0, 2)).unwrap(), "r0n2");
+}
+
+#[test]
+fn node_mesh_max_restart_time_sets_how_long_stale_routes_stay() {
+    // nodeMeshMaxRestartTime 15s: confd writes `graceful restart time 15;` on every mesh
+    // session, r0n2 advertises it, and its helpers keep its routes 15s (BIRD starts that
+    // timer exactly): down at 10s, gone at 25s.
+    let config = BgpConfig {
+        node_mesh_restart_time: Some(SimDuration::from_secs(15)),
+        ..BgpConfig::default()
+    };
+    let mut net = mesh3_with(&config);
+    net.restart_bgp("r0n2", SimDuration::from_secs(30));
+    net.run_until(just_before(secs(25)));
+    assert_eq!(net.next_hop_name("r0n1", &block(0, 2)).unwrap(), "r0n2");
+    net.run_until(secs(25));
+    for node in ["r0n0", "r0n1"] {
+        assert!(net.best(node, &block(0, 2)).is_none(), "{node}");
+    }
+    let stale = net.said(BgpLogKind::RoutesStale);
+    assert!(
+        stale.contains(&"10s r0n0 <- r0n2: the connection closed: graceful restart, 2 routes kept as stale for up to 15s".to_string()),
+        "{stale:?}"
+    );
 }
 
 #[test]

@@ -94,6 +94,7 @@ pub struct BgpConfiguration {
     pub name: String,
     pub as_number: Option<u32>,
     pub node_to_node_mesh_enabled: Option<bool>,
+    pub node_mesh_max_restart_time: Option<SimDuration>,
     pub service_cluster_ips: Vec<IpNet>,
 }
 
@@ -511,6 +512,9 @@ impl Decoder<'_> {
             peer_selector,
             as_number: spec.get(cx, "asNumber", as_number),
             keep_original_next_hop: spec.value(cx, "keepOriginalNextHop").unwrap_or(false),
+            max_restart_time: spec
+                .value(cx, "maxRestartTime")
+                .map(crate::bgp::whole_seconds),
         })
     }
 
@@ -649,6 +653,7 @@ fn bgp_configuration(r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<BgpConfig
         name: r.name.clone(),
         as_number: spec.get(cx, "asNumber", as_number),
         node_to_node_mesh_enabled: spec.value(cx, "nodeToNodeMeshEnabled"),
+        node_mesh_max_restart_time: spec.value(cx, "nodeMeshMaxRestartTime"),
         service_cluster_ips,
     })
 }
