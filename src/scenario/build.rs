@@ -13,12 +13,14 @@ use ipnet::IpNet;
 
 use super::decode::{Cx, LabelMap, Loc, StringMap};
 use super::diag::Pos;
+use super::pod_names::PodNames;
 use super::raw::*;
 use super::resource::Resource;
 use super::{LIMITS, Scenario};
 use crate::model::action::{Action, AddNodes, DeletePods, ScheduledAction};
 use crate::model::expect::{Check, Expectation, PodSet, RouteTable};
 use crate::model::network::{Bfd, Network, Profile, WindowsHns};
+use crate::model::prefixes::Prefixes;
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{
     Fabric, Latencies, NewNode, NodeBgp, Os, RackId, Topology, ZoneId, spine_name,
@@ -283,6 +285,17 @@ fn annotations(field: &Option<Loc<StringMap>>) -> Labels {
         .unwrap_or_default()
 }
 
+/// Overlapping subnets named in one rack's errors; the rest are counted in one more.
+const MAX_OVERLAPS_NAMED: usize = 10;
+
+/// The subnets of the racks built so far, indexed so each new rack is checked against all of
+/// them without comparing every pair (`model::prefixes`).
+#[derive(Default)]
+struct RackSubnets {
+    racks: Vec<(IpNet, String, Pos)>,
+    index: Prefixes,
+}
+
 /// Kubernetes-style names: lowercase alphanumerics, `-` and `.`, starting and ending
 /// alphanumeric, at most 253 characters.
 fn is_dns_name(name: &str) -> bool {
@@ -520,8 +533,9 @@ impl Builder<'_> {
             return None;
         }
         let mut node_ips: BTreeMap<IpAddr, (String, Pos)> = BTreeMap::new();
-        let mut subnets: Vec<(IpNet, String, Pos)> = Vec::new();
+        let mut subnets = RackSubnets::default();
         let mut total_nodes: u64 = 0;
+        let mut node_labels: u64 = 0;
         let mut router_as: Vec<RouterAs> = Vec::new();
         let mut generated = Vec::new();
 
@@ -577,6 +591,7 @@ impl Builder<'_> {
                                         &mut subnets,
                                         &mut node_ips,
                                         &mut total_nodes,
+                                        &mut node_labels,
                                         &mut router_as,
                                         &mut generated,
                                     );
@@ -817,9 +832,10 @@ impl Builder<'_> {
         zone_as: u32,
         ri: usize,
         r: &RawRack,
-        subnets: &mut Vec<(IpNet, String, Pos)>,
+        subnets: &mut RackSubnets,
         node_ips: &mut BTreeMap<IpAddr, (String, Pos)>,
         total_nodes: &mut u64,
+        node_labels: &mut u64,
         router_as: &mut Vec<RouterAs>,
         generated: &mut Vec<String>,
     ) {
@@ -850,20 +866,30 @@ impl Builder<'_> {
             return;
         };
         let net = subnet.value.0;
-        for (other, other_name, other_pos) in subnets.iter() {
-            if other.contains(&net.network()) || net.contains(&other.network()) {
-                self.cx.at_key("subnet", |cx| {
-                    cx.error(
-                        subnet.pos,
-                        format!(
-                            "{net} overlaps {other} of rack `{other_name}` (line {}, column {})",
-                            other_pos.line, other_pos.col
-                        ),
-                    )
-                });
-            }
+        let found = subnets.index.overlapping(net, None, MAX_OVERLAPS_NAMED);
+        for &j in &found.first {
+            let (other, other_name, other_pos) = &subnets.racks[j];
+            self.cx.at_key("subnet", |cx| {
+                cx.error(
+                    subnet.pos,
+                    format!(
+                        "{net} overlaps {other} of rack `{other_name}` (line {}, column {})",
+                        other_pos.line, other_pos.col
+                    ),
+                )
+            });
         }
-        subnets.push((net, name.clone(), subnet.pos));
+        if found.total > found.first.len() {
+            let more = found.total - found.first.len();
+            self.cx.at_key("subnet", |cx| {
+                cx.error(
+                    subnet.pos,
+                    format!("{net} overlaps {more} more racks' subnets"),
+                )
+            });
+        }
+        subnets.index.insert(net, subnets.racks.len());
+        subnets.racks.push((net, name.clone(), subnet.pos));
         let gateway = match &r.gateway {
             Some(g) => {
                 if !net.contains(&g.value) {
@@ -943,6 +969,7 @@ impl Builder<'_> {
                         &mut cursor,
                         node_ips,
                         total_nodes,
+                        node_labels,
                         generated,
                     );
                     b.names = nb.names;
@@ -963,6 +990,7 @@ impl Builder<'_> {
         cursor: &mut AddressCursor,
         node_ips: &mut BTreeMap<IpAddr, (String, Pos)>,
         total_nodes: &mut u64,
+        node_labels: &mut u64,
         generated: &mut Vec<String>,
     ) {
         let names: Vec<(String, Pos)> = match (&n.name, &n.name_prefix, &n.count) {
@@ -1092,10 +1120,22 @@ impl Builder<'_> {
             }
             None => None,
         };
-        let rack_ref = topo.racks[rack.index()].clone();
-        let zone_ref = topo.zones[rack_ref.zone.index()].clone();
-        let net = rack_ref.subnet;
-        let gateway = rack_ref.gateway;
+        // What the nodes inherit, copied once per entry: never the rack's or zone's lists of
+        // nodes and racks, which grow with the file (a copy per entry was quadratic).
+        let (rack_name, rack_labels, net, gateway, zone) = {
+            let r = &topo.racks[rack.index()];
+            (
+                r.name.clone(),
+                r.labels.clone(),
+                r.subnet,
+                r.gateway,
+                r.zone,
+            )
+        };
+        let (zone_name, zone_labels) = {
+            let z = &topo.zones[zone.index()];
+            (z.name.clone(), z.labels.clone())
+        };
         for (name, pos) in names {
             let key = if n.name.is_some() {
                 "name"
@@ -1170,10 +1210,17 @@ impl Builder<'_> {
             } else {
                 node_ips.insert(ip, (name.clone(), pos));
             }
-            let mut labels = zone_ref.labels.clone();
-            labels.extend(rack_ref.labels.clone());
+            let mut labels = zone_labels.clone();
+            labels.extend(rack_labels.clone());
             labels.extend(own_labels.clone());
-            labels.extend(automatic_labels(&name, os, &zone_ref.name, &rack_ref.name));
+            labels.extend(automatic_labels(&name, os, &zone_name, &rack_name));
+            // Every node keeps its own copy of its zone's and rack's labels: bounded in total,
+            // as a rack of 400,000 labels over 100,000 nodes would be 4·10^10 copies.
+            *node_labels += labels.len() as u64;
+            if *node_labels > LIMITS.max_node_labels {
+                self.cx.error(pos, node_labels_message());
+                return;
+            }
             generated.push(name.clone());
             let new = NewNode {
                 name,
@@ -1309,11 +1356,20 @@ impl Builder<'_> {
             .iter()
             .map(|w| ((w.namespace.clone(), w.name.clone()), u64::from(w.replicas)))
             .collect();
+        // Kept as the map changes: summing the map per `scale` event was quadratic.
+        let mut total_replicas: u64 = replicas.values().sum();
+        let pod_names = PodNames::new(workloads);
+        // The first rack of each name, found once (a scan per `addNodes` was quadratic).
+        let mut rack_index: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, r) in topo.racks.iter().enumerate() {
+            rack_index.entry(r.name.as_str()).or_insert(i);
+        }
         let mut resource_keys: BTreeSet<(String, String)> = resources
             .iter()
             .map(|r| (r.kind.clone(), r.name.clone()))
             .collect();
         let mut total_nodes = topo.nodes.len() as u64;
+        let mut node_labels: u64 = topo.nodes.iter().map(|n| n.labels.len() as u64).sum();
         let mut out = Vec::new();
         // Declared in a rack that could not be built: its error is reported there, once.
         let unbuilt = self.unbuilt_nodes();
@@ -1363,7 +1419,7 @@ impl Builder<'_> {
                         let w = b.require(&s.workload, s.pos, "workload")?;
                         let rep = b.require(&s.replicas, s.pos, "replicas")?;
                         let namespace = val(&s.namespace).unwrap_or_else(|| "default".to_string());
-                        let Some(wl) = workloads.iter().find(|x| x.name == w.value && x.namespace == namespace) else {
+                        let Some(wl) = pod_names.workload(&namespace, &w.value) else {
                             b.cx.at_key("workload", |cx| cx.error(w.pos, format!("no workload `{namespace}/{}`", w.value)));
                             return None;
                         };
@@ -1371,8 +1427,9 @@ impl Builder<'_> {
                             b.cx.at_key("workload", |cx| cx.error(w.pos, format!("a {} cannot be scaled", wl.kind)));
                             return None;
                         }
-                        replicas.insert((namespace.clone(), w.value.clone()), u64::from(rep.value));
-                        if replicas.values().sum::<u64>() > LIMITS.max_pods {
+                        let before = replicas.insert((namespace.clone(), w.value.clone()), u64::from(rep.value));
+                        total_replicas = total_replicas - before.unwrap_or(0) + u64::from(rep.value);
+                        if total_replicas > LIMITS.max_pods {
                             b.cx.at_key("replicas", |cx| cx.error(rep.pos, format!("the workloads would have more than {} pods", LIMITS.max_pods)));
                             return None;
                         }
@@ -1414,7 +1471,7 @@ impl Builder<'_> {
                         let rack = b.require(&a.rack, a.pos, "rack")?;
                         let prefix = b.require(&a.name_prefix, a.pos, "namePrefix")?;
                         let count = b.require(&a.count, a.pos, "count")?;
-                        let Some(ri) = topo.racks.iter().position(|r| r.name == rack.value) else {
+                        let Some(&ri) = rack_index.get(rack.value.as_str()) else {
                             b.cx.at_key("rack", |cx| cx.error(rack.pos, format!("no rack named `{}`", rack.value)));
                             return None;
                         };
@@ -1425,6 +1482,12 @@ impl Builder<'_> {
                         }
                         let r = &topo.racks[ri];
                         let zone = &topo.zones[r.zone.index()];
+                        let per_node = (r.labels.len() + zone.labels.len() + 4) as u64;
+                        node_labels = node_labels.saturating_add(per_node * u64::from(count.value));
+                        if node_labels > LIMITS.max_node_labels {
+                            b.cx.at_key("count", |cx| cx.error(count.pos, node_labels_message()));
+                            return None;
+                        }
                         let os = val(&a.os).unwrap_or(Os::Linux);
                         let bgp_as = a.bgp.as_ref().and_then(|x| val(&x.value.as_number));
                         let (taken, cursor) = &mut rack_state[ri];
@@ -1494,7 +1557,7 @@ impl Builder<'_> {
                         let namespace = val(&d.namespace).unwrap_or_else(|| "default".to_string());
                         match (&d.workload, &d.pod) {
                             (Some(w), None) => {
-                                if !workloads.iter().any(|x| x.name == w.value && x.namespace == namespace) {
+                                if pod_names.workload(&namespace, &w.value).is_none() {
                                     cx.at_key("workload", |cx| cx.error(w.pos, format!("no workload `{namespace}/{}`", w.value)));
                                     return None;
                                 }
@@ -1505,7 +1568,7 @@ impl Builder<'_> {
                                 if d.count.is_some() {
                                     cx.error(d.pos, "`count` goes with `workload`, not with `pod`");
                                 }
-                                if !pod_could_exist(&p.value, workloads, &known) {
+                                if !pod_names.could_exist(&p.value, &|n| known.contains_key(n)) {
                                     cx.at_key("pod", |cx| cx.error(p.pos, format!("no workload creates a pod named `{}`", p.value)));
                                     return None;
                                 }
@@ -1518,7 +1581,7 @@ impl Builder<'_> {
                         }
                     })
                 } else if let Some(a) = &e.apply {
-                    let resource = b.cx.at_key("apply", |cx| Resource::from_node(&a.value.0, cx));
+                    let resource = b.cx.at_key("apply", |cx| Resource::from_node(a.value.0.clone(), cx));
                     resource.map(|r| {
                         resource_keys.insert((r.kind.clone(), r.name.clone()));
                         applied.push(r);
@@ -1558,8 +1621,9 @@ impl Builder<'_> {
         // Every name a node or device can have (topology, routers, `addNodes`), built once.
         let known_nodes: BTreeMap<String, bool> =
             self.names.keys().map(|n| (n.clone(), true)).collect();
+        let pod_names = PodNames::new(workloads);
         let refs = References {
-            workloads,
+            workloads: &pod_names,
             pools: pool_names,
             declared_pools,
             devices: &known_nodes,
@@ -1640,10 +1704,9 @@ impl Builder<'_> {
     fn check_kind(&mut self, e: &RawExpectation, kind: &str, refs: &References) -> Option<Check> {
         let (workloads, pools, devices) = (refs.workloads, refs.pools, refs.devices);
         let pod_ref = |b: &mut Builder, key: &str, p: &Loc<String>| {
-            if !pod_could_exist(&p.value, workloads, devices) {
-                let candidates = possible_pod_prefixes(workloads);
+            if !workloads.could_exist(&p.value, &|n| devices.contains_key(n)) {
                 let hint =
-                    b.cx.suggest(&p.value, candidates.iter().map(String::as_str))
+                    b.cx.suggest(&p.value, workloads.names())
                         .map(|n| format!("; did you mean a pod of `{n}`?"))
                         .unwrap_or_default();
                 b.cx.at_key(key, |cx| {
@@ -1703,10 +1766,7 @@ impl Builder<'_> {
             PodSet::Pod(p) => pod_ref(b, key, &Loc::new(p.clone(), s.pos)),
             PodSet::Workload { name, namespace } => {
                 let ns = namespace.as_deref().unwrap_or("default");
-                if !workloads
-                    .iter()
-                    .any(|w| &w.name == name && w.namespace == ns)
-                {
+                if workloads.workload(ns, name).is_none() {
                     b.cx.at_key(key, |cx| {
                         cx.error(s.pos, format!("no workload `{ns}/{name}`"))
                     });
@@ -2045,7 +2105,7 @@ fn merge_calico_nodes(
 
 /// What expectations may name: everything that exists at some time of the run.
 struct References<'a> {
-    workloads: &'a [Workload],
+    workloads: &'a PodNames<'a>,
     /// Pools the selected IPAM will hold at some time.
     pools: &'a BTreeSet<String>,
     /// Every resource of a pool kind by name, read as a pool or not (for the message).
@@ -2091,24 +2151,6 @@ fn declared_pools(resources: &[Resource], applied: &[Resource]) -> BTreeMap<Stri
         .collect()
 }
 
-/// The name stems of the workloads' pods (`web` for web-0…), for "did you mean".
-fn possible_pod_prefixes(workloads: &[Workload]) -> Vec<String> {
-    workloads.iter().map(|w| w.name.clone()).collect()
-}
-
-/// Whether a pod of that name (`name` or `namespace/name`) can exist given the workloads.
-fn pod_could_exist(pod: &str, workloads: &[Workload], nodes: &BTreeMap<String, bool>) -> bool {
-    let (ns, name) = match pod.split_once('/') {
-        Some((ns, name)) => (Some(ns), name),
-        None => (None, pod),
-    };
-    let is_node = |n: &str| nodes.contains_key(n);
-    workloads
-        .iter()
-        .filter(|w| ns.is_none_or(|ns| w.namespace == ns))
-        .any(|w| w.could_own(name, &is_node))
-}
-
 fn event_has(e: &RawEvent, key: &str) -> bool {
     match key {
         "scale" => e.scale.is_some(),
@@ -2146,6 +2188,15 @@ fn expectation_has(e: &RawExpectation, key: &str) -> bool {
 }
 
 /// The labels Kubernetes and podnet put on every node; they win over inherited labels.
+/// The error of a topology whose nodes' labels add up past `LIMITS.max_node_labels`.
+fn node_labels_message() -> String {
+    format!(
+        "the nodes' labels add up to more than {} (each node counts its zone's and rack's \
+         labels and its 4 automatic ones)",
+        LIMITS.max_node_labels
+    )
+}
+
 fn automatic_labels(name: &str, os: Os, zone: &str, rack: &str) -> Labels {
     Labels::from([
         ("kubernetes.io/hostname".to_string(), name.to_string()),
