@@ -47,7 +47,30 @@ fn at_limits() -> Vec<(&'static str, String)> {
             "{HEAD}resources:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  data:\n{data}"
         )
     };
+    let spider =
+        |resources: String| format!("{HEAD}network: {{cni: spiderpool}}\nresources:\n{resources}");
     vec![
+        (
+            "10,000 addresses listed in one SpiderIPPool",
+            spider(format!(
+                "- apiVersion: spiderpool.spidernet.io/v2beta1\n  kind: SpiderIPPool\n  metadata: {{name: p}}\n  spec:\n    subnet: 10.0.0.0/8\n    ips:\n{}",
+                (1..=10_000)
+                    .map(|i| format!("    - 10.1.{}.{}\n", i / 256, i % 256))
+                    .collect::<String>()
+            )),
+        ),
+        (
+            "1,000 SpiderIPPools sharing a subnet",
+            spider(
+                (0..1_000)
+                    .map(|i| format!(
+                        "- {{apiVersion: spiderpool.spidernet.io/v2beta1, kind: SpiderIPPool, metadata: {{name: p{i}}}, spec: {{subnet: 10.0.0.0/8, ips: [10.1.{}.{}]}}}}\n",
+                        i / 256,
+                        i % 256
+                    ))
+                    .collect(),
+            ),
+        ),
         (
             "450k keys in a resource (900k nodes)",
             config_map((0..450_000).map(|i| format!("    k{i}: v\n")).collect()),

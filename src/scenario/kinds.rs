@@ -1440,6 +1440,11 @@ fn check_spiderpool(
             owners.push(i);
         }
     }
+    if let Some((at, message)) = spiderpool_over_limits(&pools) {
+        report(cx, resources[owners[at]], &["spec"], None, true, message);
+        failed.insert(owners[at]);
+        return;
+    }
     for problem in spiderpool::validate(&pools) {
         // Duplicate names are already reported, for every kind, by the name check.
         if problem.field == "metadata.name" {
@@ -1481,6 +1486,41 @@ fn selector_place(message: &str) -> Option<(&'static str, Option<usize>, &str)> 
 
 /// Reports a problem at `keys` (and list `item`) of `r`, at the value written there or, if it
 /// is missing, at its nearest written parent.
+/// Spiderpool's own checks compare a pool's `ips` pairwise and the pools sharing a subnet
+/// pairwise, as its webhook does. Bounded so validation stays within the README's time
+/// (issue #19): entries of `ips` and `excludeIPs` of all pools together, and pools per
+/// subnet. The pool at which a limit is passed, with the message.
+fn spiderpool_over_limits(pools: &[spiderpool::SpiderIpPool]) -> Option<(usize, String)> {
+    let mut entries = 0;
+    let mut per_subnet: std::collections::BTreeMap<ipnet::IpNet, usize> = Default::default();
+    for (i, p) in pools.iter().enumerate() {
+        entries += p.ips.len() + p.exclude_ips.len();
+        if entries > super::LIMITS.max_spiderpool_entries {
+            return Some((
+                i,
+                format!(
+                    "the SpiderIPPools' `ips` and `excludeIPs` have more than {} entries \
+                     together; list ranges (`10.0.0.10-10.0.0.200`) instead of addresses",
+                    super::LIMITS.max_spiderpool_entries
+                ),
+            ));
+        }
+        let same = per_subnet.entry(p.subnet.trunc()).or_default();
+        *same += 1;
+        if *same > super::LIMITS.max_spiderpools_per_subnet {
+            return Some((
+                i,
+                format!(
+                    "more than {} SpiderIPPools share the subnet {}",
+                    super::LIMITS.max_spiderpools_per_subnet,
+                    p.subnet.trunc()
+                ),
+            ));
+        }
+    }
+    None
+}
+
 fn report(
     cx: &mut Cx,
     r: &Resource,

@@ -58,6 +58,10 @@ pub struct InputLimits {
     /// Labels of all nodes together: each node's copy of its zone's and rack's labels and
     /// its automatic ones count (`addNodes` included).
     pub max_node_labels: u64,
+    /// Entries of `ips` and `excludeIPs`, all SpiderIPPools together.
+    pub max_spiderpool_entries: usize,
+    /// SpiderIPPools with the same `subnet`.
+    pub max_spiderpools_per_subnet: usize,
 }
 
 pub const LIMITS: InputLimits = InputLimits {
@@ -68,6 +72,8 @@ pub const LIMITS: InputLimits = InputLimits {
     max_pods: 2_000_000,
     max_pods_per_node: 10_000,
     max_node_labels: 1_000_000,
+    max_spiderpool_entries: 10_000,
+    max_spiderpools_per_subnet: 1_000,
 };
 
 /// A validated scenario, ready to simulate.
