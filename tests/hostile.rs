@@ -289,3 +289,218 @@ fn names_absent_at_the_expectation_time_fail_the_expectation() {
         assert!(r.actual.contains("no pod `"), "{r:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A cluster that cannot fit (item 10): refused before simulating by every command that
+// simulates, sweep variants included, and reported by `validate`.
+
+/// Runs `podnet ARGS` in the crate's root: exit code, stdout, stderr.
+fn podnet(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_podnet"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("run podnet");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code().unwrap_or(-1), stdout, stderr)
+}
+
+#[test]
+fn a_mesh_that_cannot_fit_is_refused_by_check_and_sweep_and_reported_by_validate() {
+    // 60,000 nodes in the default full mesh: 60000·59999/2 = 1,799,970,000 sessions at 2 KiB
+    // each, ~3.4 TiB (footprint.rs), more than any machine these tests run on.
+    let dir = scratch("hostile-mesh");
+    let file = dir.join("mesh.yaml");
+    std::fs::write(
+        &file,
+        "name: mesh\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      nodes: [{namePrefix: n, count: 60000}]\n",
+    )
+    .expect("write");
+    let file = file.display().to_string();
+
+    let (code, stdout, stderr) = podnet(&["validate", &file]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("valid (60000 nodes"), "{stdout}");
+    assert!(stdout.contains("simulating needs about 3"), "{stdout}");
+    assert!(
+        stderr.contains("warning: simulating this scenario needs about")
+            && stderr.contains("route reflectors"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = podnet(&["check", &file]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("route reflectors"), "{stderr}");
+
+    // Of two variants, the 4-node one runs and the 60,000-node one is refused by name.
+    let (code, stdout, stderr) = podnet(&[
+        "sweep",
+        &file,
+        "--set",
+        "topology.zones[0].racks[0].nodes[0].count=4,60000",
+        "--no-chart",
+    ]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("variant topology.zones[0].racks[0].nodes[0].count=60000:"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("count=4:"),
+        "the small variant ran:\n{stderr}"
+    );
+    assert!(stderr.contains("route reflectors"), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The README's bound: under the limits, loading stays within 512 MiB whatever the shape. Each
+// shape below sits at a limit (nodes, scalar bytes, bytes read) in the place that keeps the
+// most of it: resources, whose trees are kept for the simulation, and the resources events
+// apply.
+
+const README_BOUND: usize = 512 * MIB;
+
+/// A ConfigMap resource (kept whole, as podnet keeps every resource's tree) with `data`.
+fn config_map(name: &str, data: &str) -> String {
+    format!("  apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: {name}}}\n  data:\n{data}")
+}
+
+/// 126 aliases of one anchored 480 KiB string: 127 copies plus the anchor's, 62.9 MB of text
+/// of the 64 MiB budget, from a file of under 1 MiB.
+fn aliased_text() -> String {
+    let mut data = format!("    a: &a \"{}\"\n", "x".repeat(480 * 1024));
+    data.push_str("    b: [");
+    data.push_str(&vec!["*a"; 126].join(", "));
+    data.push_str("]\n");
+    data
+}
+
+fn within_bound(name: &str, text: &str) {
+    let (result, peak) = peak_of(|| load(text).map(|_| ()).map_err(|d| d.to_string()));
+    if let Err(e) = &result {
+        panic!(
+            "{name}: refused:\n{}",
+            e.lines().take(5).collect::<Vec<_>>().join("\n")
+        );
+    }
+    assert!(
+        peak <= README_BOUND,
+        "{name}: peak {} MiB > 512 MiB",
+        peak / MIB
+    );
+}
+
+#[test]
+fn resources_at_the_yaml_limits_load_within_the_bound() {
+    // 900,000 nodes of the 1,000,000: 450,000 keys and values in one resource.
+    let keys: String = (0..450_000).map(|i| format!("    k{i}: v\n")).collect();
+    within_bound(
+        "450k keys",
+        &format!("{HEAD}resources:\n-{}", &config_map("c", &keys)[1..]),
+    );
+    // One anchored list of 100,001 nodes, charged twice (the tree and the anchor's copy),
+    // and 7 aliases to it: 900,009 nodes.
+    let list = format!(
+        "    a: &l [{}]\n    b: [{}]\n",
+        vec!["v"; 100_000].join(","),
+        ["*l"; 7].join(", ")
+    );
+    within_bound(
+        "aliased list",
+        &format!("{HEAD}resources:\n-{}", &config_map("c", &list)[1..]),
+    );
+    within_bound(
+        "aliased text",
+        &format!(
+            "{HEAD}resources:\n-{}",
+            &config_map("c", &aliased_text())[1..]
+        ),
+    );
+    // The same text applied by an event: the event's copy is the resource's.
+    let apply = config_map("c", &aliased_text()).replace("\n  ", "\n    ");
+    within_bound(
+        "aliased text applied by an event",
+        &format!("{HEAD}events:\n- at: 1s\n  apply:\n    {}", &apply[2..]),
+    );
+}
+
+#[test]
+fn manifests_at_the_byte_limits_load_within_the_bound() {
+    // Four manifest files of 15.5 MiB of text each (31 strings of 512,000 characters, the
+    // longest scalar): 62 MiB read and kept, of the 64 MiB per scenario.
+    let dir = scratch("hostile-manifest-bytes");
+    let mut data = String::new();
+    for i in 0..31 {
+        data.push_str(&format!("    k{i}: \"{}\"\n", "y".repeat(512_000)));
+    }
+    let mut listing = Vec::new();
+    for f in 0..4 {
+        let name = format!("m{f}.yaml");
+        let manifest = config_map(&format!("c{f}"), &data).replace("\n  ", "\n");
+        std::fs::write(dir.join(&name), manifest.trim_start()).expect("write");
+        listing.push(name);
+    }
+    std::fs::write(
+        dir.join("s.yaml"),
+        format!("{HEAD}manifests: [{}]\n", listing.join(", ")),
+    )
+    .expect("write");
+    let (result, peak) = peak_of(|| scenario::load(&dir.join("s.yaml")).map(|s| s.resources.len()));
+    assert_eq!(result.map_err(|d| d.to_string()), Ok(4));
+    assert!(peak <= README_BOUND, "peak {} MiB > 512 MiB", peak / MIB);
+}
+
+#[test]
+fn labels_copied_to_every_node_are_bounded_in_total() {
+    // A rack's labels are copied to each of its nodes: 2,000 labels over 60,000 nodes would
+    // be 1.2·10^8 copies (GiBs). The total is limited to 1,000,000: 60,000 × (2,000 + 4)
+    // passes it at the 500th node.
+    let labels: Vec<String> = (0..2_000).map(|i| format!("l{i}: v")).collect();
+    let rack = format!(
+        "name: t\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      labels: {{{}}}\n      nodes: [{{namePrefix: n, count: 60000}}]\n",
+        labels.join(", ")
+    );
+    refused_within(
+        &rack,
+        "the nodes' labels add up to more than 1000000",
+        200 * MIB,
+    );
+    // The same through `addNodes`, refused before any node is made.
+    let added = format!(
+        "name: t\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      labels: {{{}}}\n      nodes: [{{name: n1}}]\nevents:\n- {{at: 1s, addNodes: {{rack: r, namePrefix: a, count: 60000}}}}\n",
+        labels.join(", ")
+    );
+    refused_within(
+        &added,
+        "the nodes' labels add up to more than 1000000",
+        64 * MIB,
+    );
+}
+
+#[test]
+fn spiderpool_checks_compare_pairs_of_a_bounded_number() {
+    // Spiderpool's webhook compares a pool's `ips` pairwise and the pools of one subnet
+    // pairwise: 20,000 addresses listed one by one took 0.8 s of CPU, 20,000 pools of one
+    // subnet 12 s (quadratic). Past 10,000 entries or 1,000 pools per subnet it is refused.
+    let head = format!("{HEAD}network: {{cni: spiderpool}}\nresources:\n");
+    let ips: String = (1..=10_001)
+        .map(|i| format!("    - 10.1.{}.{}\n", i / 256, i % 256))
+        .collect();
+    let one_pool = format!(
+        "{head}- apiVersion: spiderpool.spidernet.io/v2beta1\n  kind: SpiderIPPool\n  metadata: {{name: p}}\n  spec:\n    subnet: 10.0.0.0/8\n    ips:\n{ips}"
+    );
+    refused_within(&one_pool, "have more than 10000 entries together", 64 * MIB);
+    let pools: String = (0..1_001)
+        .map(|i| format!("- {{apiVersion: spiderpool.spidernet.io/v2beta1, kind: SpiderIPPool, metadata: {{name: p{i}}}, spec: {{subnet: 10.0.0.0/8, ips: [10.1.{}.{}]}}}}\n", i / 256, i % 256))
+        .collect();
+    refused_within(
+        &format!("{head}{pools}"),
+        "more than 1000 SpiderIPPools share the subnet 10.0.0.0/8",
+        64 * MIB,
+    );
+}

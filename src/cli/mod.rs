@@ -20,6 +20,7 @@ mod run;
 mod schema;
 mod sweep;
 mod sweep_job;
+mod sweep_memory;
 mod sweep_shard;
 mod trace;
 mod trace_service;

@@ -4,13 +4,16 @@
 //! with those fields replaced (`scenario::load_with_overrides`), loaded, validated and
 //! simulated on its own. Variants run in parallel with rayon, but rows come out in the order
 //! of the cross product (the first `--set` varies slowest), so the output does not depend on
-//! the number of threads.
+//! the number of threads. Each variant reserves the memory its simulation needs
+//! (`sweep_memory`): one that cannot fit the machine is refused as `check` refuses it, and
+//! parallel variants wait rather than add up past the machine's memory.
 
 use std::io::IsTerminal;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::sweep_memory::MemoryShare;
 use super::{SweepArgs, SweepCommand, SweepFormat, SweepShow, exit, sweep_job, sweep_shard};
 use crate::model::workload::PodStatus;
 use crate::scenario;
@@ -113,8 +116,9 @@ fn run_rows(
         );
         bar
     });
+    let memory = MemoryShare::of_machine();
     let run_one = |variant: &&Vec<(String, String)>| {
-        let result = run_variant(scenario, variant, common);
+        let result = run_variant(scenario, variant, common, &memory);
         if let Some(bar) = &progress {
             bar.inc(1);
         }
@@ -247,9 +251,13 @@ fn run_variant(
     path: &std::path::Path,
     variant: &[(String, String)],
     common: &[(String, String)],
+    memory: &MemoryShare,
 ) -> Result<Row, String> {
     let overrides: Vec<(String, String)> = variant.iter().chain(common).cloned().collect();
     let s = scenario::load_with_overrides(path, &overrides).map_err(|d| d.to_string())?;
+    let _reservation = memory
+        .reserve(&scenario::footprint::estimate(&s))
+        .map_err(|why| format!("{}: {why}\n", path.display()))?;
     let outcome = Simulation::with_event_log(&s, EventLog::discard()).run();
     let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last);
     let last = &outcome.last;

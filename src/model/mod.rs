@@ -10,6 +10,7 @@ pub mod expect;
 pub mod hash;
 pub mod label;
 pub mod network;
+pub mod prefixes;
 pub mod selector;
 pub mod service;
 pub mod time;

@@ -115,18 +115,26 @@ pub fn refusal(footprint: &Footprint, available: u64) -> Option<String> {
     if footprint.bytes <= available {
         return None;
     }
-    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
     Some(format!(
-        "simulating this scenario needs about {:.1} GiB ({} nodes, {} BGP sessions, {} RIB \
-         routes), more than this machine's {:.1} GiB; a full node-to-node mesh grows with the \
+        "simulating this scenario needs about {} ({} nodes, {} BGP sessions, {} RIB \
+         routes), more than this machine's {}; a full node-to-node mesh grows with the \
          square of the node count: use route reflectors (BGPConfiguration \
          nodeToNodeMeshEnabled: false and BGPPeers to a few reflector nodes) or fewer nodes",
-        gib(footprint.bytes),
+        human_bytes(footprint.bytes),
         footprint.nodes,
         footprint.sessions,
         footprint.routes,
-        gib(available)
+        human_bytes(available)
     ))
+}
+
+/// An estimate in the unit a person reads: `96 MiB`, `1.1 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    if bytes < 1 << 30 {
+        format!("{} MiB", bytes.div_ceil(1 << 20))
+    } else {
+        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+    }
 }
 
 #[cfg(test)]
@@ -162,5 +170,12 @@ mod tests {
         let why = refusal(&f, 24 << 30).expect("refused");
         assert!(why.contains("route reflectors"), "{why}");
         assert!(refusal(&estimate(&load(&cluster(100, ""))), 24 << 30).is_none());
+    }
+
+    #[test]
+    fn sizes_read_in_mebibytes_then_gibibytes() {
+        assert_eq!(human_bytes(64 << 20), "64 MiB");
+        assert_eq!(human_bytes((64 << 20) + 1), "65 MiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
     }
 }

@@ -16,6 +16,7 @@ pub mod duration;
 pub mod footprint;
 pub mod kinds;
 pub mod overrides;
+mod pod_names;
 pub mod policy_fields;
 mod policy_kinds;
 pub mod raw;
@@ -54,6 +55,13 @@ pub struct InputLimits {
     /// Pods the workloads may ask for at any time.
     pub max_pods: u64,
     pub max_pods_per_node: u32,
+    /// Labels of all nodes together: each node's copy of its zone's and rack's labels and
+    /// its automatic ones count (`addNodes` included).
+    pub max_node_labels: u64,
+    /// Entries of `ips` and `excludeIPs`, all SpiderIPPools together.
+    pub max_spiderpool_entries: usize,
+    /// SpiderIPPools with the same `subnet`.
+    pub max_spiderpools_per_subnet: usize,
 }
 
 pub const LIMITS: InputLimits = InputLimits {
@@ -63,6 +71,9 @@ pub const LIMITS: InputLimits = InputLimits {
     max_nodes: 100_000,
     max_pods: 2_000_000,
     max_pods_per_node: 10_000,
+    max_node_labels: 1_000_000,
+    max_spiderpool_entries: 10_000,
+    max_spiderpools_per_subnet: 1_000,
 };
 
 /// A validated scenario, ready to simulate.
@@ -333,7 +344,9 @@ impl Loader {
             let set = self.sources.add(Path::new("--set"));
             for (i, (field, value)) in self.overrides.clone().iter().enumerate() {
                 let at = Pos::new(set, i + 1, 1);
-                if let Err(message) = overrides::apply(&mut root, field, value, at) {
+                if let Err(message) =
+                    overrides::apply(&mut root, field, value, at, &mut self.budget)
+                {
                     self.cx.error_at(at, field, message);
                 }
             }
@@ -349,13 +362,17 @@ impl Loader {
             events: Vec::new(),
             expect: Vec::new(),
         };
+        // The decoded lists move into `g`: the tree they came from is dropped, nothing is kept
+        // twice (the YAML budget charged it once).
+        drop(root);
+        let mut raw = raw;
         self.collect(
             &mut g,
             "",
-            &raw.resources,
-            &raw.workloads,
-            &raw.events,
-            &raw.expect,
+            raw.resources.take(),
+            raw.workloads.take(),
+            raw.events.take(),
+            raw.expect.take(),
         );
         if let Some(manifests) = &raw.manifests {
             self.manifests(path, manifests, &mut g);
@@ -372,41 +389,41 @@ impl Loader {
         &mut self,
         g: &mut build::Gathered,
         prefix: &str,
-        resources: &Option<Loc<Vec<Loc<decode::AnyNode>>>>,
-        workloads: &Option<Loc<Vec<Loc<raw::RawWorkload>>>>,
-        events: &Option<Loc<Vec<Loc<raw::RawEvent>>>>,
-        expect: &Option<Loc<Vec<Loc<raw::RawExpectation>>>>,
+        resources: Option<Loc<Vec<Loc<decode::AnyNode>>>>,
+        workloads: Option<Loc<Vec<Loc<raw::RawWorkload>>>>,
+        events: Option<Loc<Vec<Loc<raw::RawEvent>>>>,
+        expect: Option<Loc<Vec<Loc<raw::RawExpectation>>>>,
     ) {
         let _ = prefix;
         if let Some(list) = resources {
-            for (i, r) in list.value.iter().enumerate() {
+            for (i, r) in list.value.into_iter().enumerate() {
                 self.cx.with_path_prefix("resources", |cx| {
-                    cx.at_index(i, |cx| resource::unwrap(&r.value.0, cx, &mut g.resources))
+                    cx.at_index(i, |cx| resource::unwrap(r.value.0, cx, &mut g.resources))
                 });
             }
         }
         if let Some(list) = workloads {
             g.workloads.extend(
                 list.value
-                    .iter()
+                    .into_iter()
                     .enumerate()
-                    .map(|(i, w)| (format!("workloads[{i}]"), w.clone())),
+                    .map(|(i, w)| (format!("workloads[{i}]"), w)),
             );
         }
         if let Some(list) = events {
             g.events.extend(
                 list.value
-                    .iter()
+                    .into_iter()
                     .enumerate()
-                    .map(|(i, e)| (format!("events[{i}]"), e.clone())),
+                    .map(|(i, e)| (format!("events[{i}]"), e)),
             );
         }
         if let Some(list) = expect {
             g.expect.extend(
                 list.value
-                    .iter()
+                    .into_iter()
                     .enumerate()
-                    .map(|(i, e)| (format!("expect[{i}]"), e.clone())),
+                    .map(|(i, e)| (format!("expect[{i}]"), e)),
             );
         }
     }
@@ -443,17 +460,18 @@ impl Loader {
             };
             match yaml::parse_single_within(&text, file, &mut self.budget) {
                 Ok(root) => {
-                    if let Some(frag) = self
+                    let frag = self
                         .cx
-                        .with_path_prefix("", |cx| RawFragment::decode(&root, cx))
-                    {
+                        .with_path_prefix("", |cx| RawFragment::decode(&root, cx));
+                    drop(root);
+                    if let Some(mut frag) = frag {
                         self.collect(
                             g,
                             "",
-                            &frag.resources,
-                            &frag.workloads,
-                            &frag.events,
-                            &frag.expect,
+                            frag.resources.take(),
+                            frag.workloads.take(),
+                            frag.events.take(),
+                            frag.expect.take(),
                         );
                         if let Some(nested) = &frag.include {
                             self.includes(&path, nested, g);
@@ -507,7 +525,7 @@ impl Loader {
                 self.stack.pop();
                 match yaml::parse_documents_within(&text, file, &mut self.budget) {
                     Ok(docs) => {
-                        for doc in &docs {
+                        for doc in docs {
                             self.cx.with_path_prefix("", |cx| {
                                 resource::unwrap(doc, cx, &mut g.resources)
                             });

@@ -7,7 +7,7 @@
 //! so a bad value is reported exactly as it would be in the file.
 
 use super::diag::Pos;
-use super::yaml::{Key, Limits, Node, Value, parse_single};
+use super::yaml::{Budget, Key, Node, Value, parse_single_within};
 
 /// One step of a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,10 +48,17 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
     Ok(steps)
 }
 
-/// Sets the field at `path` in `root` to the YAML `value`; `at` locates the new value.
-pub fn apply(root: &mut Node, path: &str, value: &str, at: Pos) -> Result<(), String> {
+/// Sets the field at `path` in `root` to the YAML `value`; `at` locates the new value, which
+/// is charged to the scenario's `budget` like any other YAML it reads.
+pub fn apply(
+    root: &mut Node,
+    path: &str,
+    value: &str,
+    at: Pos,
+    budget: &mut Budget,
+) -> Result<(), String> {
     let steps = parse_path(path)?;
-    let mut parsed = parse_single(value, at.file, Limits::DEFAULT)
+    let mut parsed = parse_single_within(value, at.file, budget)
         .map_err(|d| format!("the value `{value}` is not valid YAML: {}", d.message))?;
     relocate(&mut parsed, at);
     let mut node = root;
@@ -130,17 +137,36 @@ fn relocate(node: &mut Node, at: Pos) {
 mod tests {
     use super::*;
     use crate::scenario::diag::FileId;
+    use crate::scenario::yaml::{Limits, parse_single};
 
     fn tree(text: &str) -> Node {
         parse_single(text, FileId(0), Limits::DEFAULT).expect("yaml")
+    }
+
+    fn budget() -> Budget {
+        Budget::new(Limits::DEFAULT)
     }
 
     #[test]
     fn sets_existing_and_missing_fields() {
         let mut root = tree("resources:\n- spec: {blockSize: 26}\ntopology: {zones: []}\n");
         let at = Pos::new(FileId(1), 1, 1);
-        apply(&mut root, "resources[0].spec.blockSize", "28", at).expect("set");
-        apply(&mut root, "topology.fabric.spinesPerZone", "2", at).expect("create");
+        apply(
+            &mut root,
+            "resources[0].spec.blockSize",
+            "28",
+            at,
+            &mut budget(),
+        )
+        .expect("set");
+        apply(
+            &mut root,
+            "topology.fabric.spinesPerZone",
+            "2",
+            at,
+            &mut budget(),
+        )
+        .expect("create");
         let spec = &root.get("resources").map(|r| match &r.value {
             Value::Seq(items) => items[0].clone(),
             _ => unreachable!(),
@@ -164,22 +190,45 @@ mod tests {
         let mut root = tree("resources:\n- spec: {blockSize: 26}\n");
         let at = Pos::new(FileId(1), 1, 1);
         assert_eq!(
-            apply(&mut root, "resources[3].spec", "1", at).unwrap_err(),
+            apply(&mut root, "resources[3].spec", "1", at, &mut budget()).unwrap_err(),
             "`resources` has 1 items; there is no [3]"
         );
         assert_eq!(
-            apply(&mut root, "resources[0].spec.blockSize.x", "1", at).unwrap_err(),
+            apply(
+                &mut root,
+                "resources[0].spec.blockSize.x",
+                "1",
+                at,
+                &mut budget()
+            )
+            .unwrap_err(),
             "`resources[0].spec.blockSize` is an integer, not a mapping with `x`"
         );
         assert!(
-            apply(&mut root, "resources[x]", "1", at)
+            apply(&mut root, "resources[x]", "1", at, &mut budget())
                 .unwrap_err()
                 .contains("not a list index")
         );
         assert!(
-            apply(&mut root, "a", "[1,", at)
+            apply(&mut root, "a", "[1,", at, &mut budget())
                 .unwrap_err()
                 .contains("not valid YAML")
         );
+    }
+
+    #[test]
+    fn values_are_charged_to_the_scenario_budget() {
+        // `sweep --set` and `--expect` values are YAML the scenario reads, charged to the
+        // budget its files share: the first value spends 3 of 8 nodes (a list and 2 items),
+        // the second needs 7 more.
+        let mut root = tree("a: 1\n");
+        let at = Pos::new(FileId(1), 1, 1);
+        let mut small = Budget::new(Limits {
+            max_nodes: 8,
+            ..Limits::DEFAULT
+        });
+        apply(&mut root, "b", "[1, 2]", at, &mut small).expect("3 nodes fit");
+        let err = apply(&mut root, "c", "[1, 2, 3, 4, 5, 6]", at, &mut small).unwrap_err();
+        assert!(err.contains("more than 8 nodes"), "{err}");
     }
 }

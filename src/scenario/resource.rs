@@ -27,7 +27,9 @@ pub struct Resource {
 
 impl Resource {
     /// Checks the envelope of one object; List forms are not handled here (see [`unwrap`]).
-    pub fn from_node(node: &Node, cx: &mut Cx) -> Option<Resource> {
+    /// The tree becomes the resource's body: it is moved, never copied, so a resource costs
+    /// what the YAML budget charged for it and no more.
+    pub fn from_node(node: Node, cx: &mut Cx) -> Option<Resource> {
         let Value::Map(_) = node.value else {
             cx.error(
                 node.pos,
@@ -38,8 +40,8 @@ impl Resource {
             );
             return None;
         };
-        let api_version = required_string(node, "apiVersion", cx);
-        let kind = required_string(node, "kind", cx);
+        let api_version = required_string(&node, "apiVersion", cx);
+        let kind = required_string(&node, "kind", cx);
         let metadata = node.get("metadata");
         let name = match metadata {
             None => {
@@ -79,12 +81,13 @@ impl Resource {
                 Value::Str(s) => Some(s.clone()),
                 _ => None,
             });
+        let (api_version, kind, name) = (api_version?, kind?, name?);
         Some(Resource {
-            api_version: api_version?,
-            kind: kind?,
-            name: name?,
+            api_version,
+            kind,
+            name,
             namespace,
-            body: node.clone(),
+            body: node,
             path: cx.path(),
         })
     }
@@ -130,14 +133,13 @@ fn required_string(node: &Node, key: &str, cx: &mut Cx) -> Option<String> {
 
 /// Expands List forms as `kubectl apply` does: `kind: List`, any `…List` kind, and the
 /// `apiVersion` + `items` form without a `kind` that `calicoctl get -o yaml` prints. Each item
-/// is decoded under `items[i]`; null items are skipped.
-pub fn unwrap(node: &Node, cx: &mut Cx, out: &mut Vec<Resource>) {
+/// is decoded under `items[i]`; null items are skipped. The tree is moved into the resources.
+pub fn unwrap(node: Node, cx: &mut Cx, out: &mut Vec<Resource>) {
     let kind = node.get("kind").and_then(|k| match &k.value {
         Value::Str(s) => Some(s.as_str()),
         _ => None,
     });
-    let items = node.get("items");
-    let is_list = match (kind, items) {
+    let is_list = match (kind, node.get("items")) {
         (Some(k), _) => k == "List" || k.ends_with("List"),
         (None, Some(_)) => true,
         (None, None) => false,
@@ -148,21 +150,26 @@ pub fn unwrap(node: &Node, cx: &mut Cx, out: &mut Vec<Resource>) {
         }
         return;
     }
-    let Some(items) = items else {
-        cx.error(node.pos, "a List needs `items`");
+    let pos = node.pos;
+    let items = match node.value {
+        Value::Map(entries) => entries.into_iter().find(|(k, _)| k.text == "items"),
+        _ => None,
+    };
+    let Some((_, items)) = items else {
+        cx.error(pos, "a List needs `items`");
         return;
     };
-    match &items.value {
+    match items.value {
         Value::Null => {}
         Value::Seq(list) => cx.at_key("items", |cx| {
-            for (i, item) in list.iter().enumerate() {
+            for (i, item) in list.into_iter().enumerate() {
                 if matches!(item.value, Value::Null) {
                     continue;
                 }
                 cx.at_index(i, |cx| unwrap(item, cx, out));
             }
         }),
-        other => cx.at_key("items", |cx| {
+        ref other => cx.at_key("items", |cx| {
             cx.error(
                 items.pos,
                 format!("expected a list, found {}", other.kind_name()),

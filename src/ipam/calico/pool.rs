@@ -7,6 +7,7 @@
 
 use ipnet::IpNet;
 
+use crate::model::prefixes::Prefixes;
 use crate::model::selector::Selector;
 use crate::model::time::SimDuration;
 
@@ -141,6 +142,9 @@ pub struct Problem {
     pub message: String,
 }
 
+/// Overlapping pools named in one pool's problems; the rest are counted in one more.
+const MAX_OVERLAPS_NAMED: usize = 10;
+
 /// Every problem with these pools and this configuration, in pool order then config.
 pub fn validate(pools: &[IpPool], config: &IpamConfig) -> Vec<Problem> {
     let mut problems = Vec::new();
@@ -151,6 +155,7 @@ pub fn validate(pools: &[IpPool], config: &IpamConfig) -> Vec<Problem> {
             message,
         })
     };
+    let index = Prefixes::new(pools.iter().map(IpPool::network));
     for (i, pool) in pools.iter().enumerate() {
         let at = Some(i);
         let v6 = pool.is_v6();
@@ -238,19 +243,31 @@ pub fn validate(pools: &[IpPool], config: &IpamConfig) -> Vec<Problem> {
             );
         }
         // `clientv3/ippool.go`: checked against every other pool, so both sides report it.
-        for (j, other) in pools.iter().enumerate() {
-            if i != j && overlaps(&pool.network(), &other.network()) {
-                add(
-                    at,
-                    "spec.cidr",
-                    format!(
-                        "IPPool({}) CIDR overlaps with IPPool({}) CIDR {}",
-                        pool.name,
-                        other.name,
-                        other.network()
-                    ),
-                );
-            }
+        // Indexed, not compared pair by pair; past `MAX_OVERLAPS_NAMED` the rest are counted.
+        let found = index.overlapping(pool.network(), Some(i), MAX_OVERLAPS_NAMED);
+        for &j in &found.first {
+            let other = &pools[j];
+            add(
+                at,
+                "spec.cidr",
+                format!(
+                    "IPPool({}) CIDR overlaps with IPPool({}) CIDR {}",
+                    pool.name,
+                    other.name,
+                    other.network()
+                ),
+            );
+        }
+        if found.total > found.first.len() {
+            add(
+                at,
+                "spec.cidr",
+                format!(
+                    "IPPool({}) CIDR overlaps {} more IPPools",
+                    pool.name,
+                    found.total - found.first.len()
+                ),
+            );
         }
     }
     // `ipam.go` SetIPAMConfig and the CRD bounds of `v3/ipamconfig.go`.
@@ -283,16 +300,6 @@ pub fn validate(pools: &[IpPool], config: &IpamConfig) -> Vec<Problem> {
         );
     }
     problems
-}
-
-/// Whether two networks share any address (same family only).
-pub(crate) fn overlaps(a: &IpNet, b: &IpNet) -> bool {
-    match (a, b) {
-        (IpNet::V4(_), IpNet::V4(_)) | (IpNet::V6(_), IpNet::V6(_)) => {
-            a.contains(&b.network()) || b.contains(&a.network())
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -45,7 +45,10 @@ impl Builder<'_> {
 /// The cluster as the events played so far leave it: what the next event may name.
 struct Timeline<'s> {
     topo: &'s Topology,
-    workloads: &'s [Workload],
+    /// The workloads indexed by name, and the pod names they can create.
+    pod_names: PodNames<'s>,
+    /// The first rack of each name (a scan per `addNodes` was quadratic).
+    rack_index: BTreeMap<&'s str, usize>,
     /// Every node by name: `true` while it exists, `false` once an event deleted it.
     nodes: BTreeMap<String, bool>,
     /// Nodes declared in a rack that could not be built: their error is reported there, once.
@@ -54,11 +57,15 @@ struct Timeline<'s> {
     names: BTreeSet<String>,
     /// Per rack: the addresses taken and the cursor handing out the next default address.
     racks: Vec<(BTreeSet<IpAddr>, AddressCursor)>,
-    /// Replicas per `(namespace, workload)`, for the pod limit.
+    /// Replicas per `(namespace, workload)`, and their running total, for the pod limit
+    /// (summing the map per `scale` event was quadratic).
     replicas: BTreeMap<(String, String), u64>,
+    total_replicas: u64,
     /// `(kind, name)` of every resource defined now, for `delete`.
     resources: BTreeSet<(String, String)>,
     node_count: u64,
+    /// Labels of every node together: each node copies its zone's and rack's.
+    node_labels: u64,
 }
 
 impl<'s> Timeline<'s> {
@@ -81,22 +88,30 @@ impl<'s> Timeline<'s> {
                 (taken, AddressCursor::new(r.subnet, r.gateway))
             })
             .collect();
+        let replicas: BTreeMap<(String, String), u64> = workloads
+            .iter()
+            .map(|w| ((w.namespace.clone(), w.name.clone()), u64::from(w.replicas)))
+            .collect();
+        let mut rack_index = BTreeMap::new();
+        for (i, r) in topo.racks.iter().enumerate() {
+            rack_index.entry(r.name.as_str()).or_insert(i);
+        }
         Timeline {
             topo,
-            workloads,
+            pod_names: PodNames::new(workloads),
+            rack_index,
             nodes: topo.nodes.iter().map(|n| (n.name.clone(), true)).collect(),
             unbuilt,
             names,
             racks,
-            replicas: workloads
-                .iter()
-                .map(|w| ((w.namespace.clone(), w.name.clone()), u64::from(w.replicas)))
-                .collect(),
+            total_replicas: replicas.values().sum(),
+            replicas,
             resources: resources
                 .iter()
                 .map(|r| (r.kind.clone(), r.name.clone()))
                 .collect(),
             node_count: topo.nodes.len() as u64,
+            node_labels: topo.nodes.iter().map(|n| n.labels.len() as u64).sum(),
         }
     }
 
@@ -151,7 +166,7 @@ impl<'s> Timeline<'s> {
         } else if let Some(d) = &e.delete_pods {
             cx.at_key("deletePods", |cx| self.delete_pods(cx, &d.value))
         } else if let Some(a) = &e.apply {
-            let resource = cx.at_key("apply", |cx| Resource::from_node(&a.value.0, cx))?;
+            let resource = cx.at_key("apply", |cx| Resource::from_node(a.value.0.clone(), cx))?;
             self.resources
                 .insert((resource.kind.clone(), resource.name.clone()));
             applied.push(resource);
@@ -195,10 +210,7 @@ impl<'s> Timeline<'s> {
 
     /// The workload `namespace/name` an event names (under `workload`).
     fn workload(&self, cx: &mut Cx, name: &Loc<String>, namespace: &str) -> Option<&'s Workload> {
-        let found = self
-            .workloads
-            .iter()
-            .find(|w| w.name == name.value && w.namespace == namespace);
+        let found = self.pod_names.workload(namespace, &name.value);
         if found.is_none() {
             cx.at_key("workload", |cx| {
                 cx.error(
@@ -223,9 +235,11 @@ impl<'s> Timeline<'s> {
             });
             return None;
         }
-        self.replicas
+        let before = self
+            .replicas
             .insert((namespace.clone(), w.value.clone()), u64::from(rep.value));
-        if self.replicas.values().sum::<u64>() > LIMITS.max_pods {
+        self.total_replicas = self.total_replicas - before.unwrap_or(0) + u64::from(rep.value);
+        if self.total_replicas > LIMITS.max_pods {
             cx.at_key("replicas", |cx| {
                 cx.error(
                     rep.pos,
@@ -271,7 +285,7 @@ impl<'s> Timeline<'s> {
         let rack = cx.require(&a.rack, a.pos, "rack")?;
         let prefix = cx.require(&a.name_prefix, a.pos, "namePrefix")?;
         let count = cx.require(&a.count, a.pos, "count")?;
-        let Some(ri) = topo.racks.iter().position(|r| r.name == rack.value) else {
+        let Some(&ri) = self.rack_index.get(rack.value.as_str()) else {
             cx.at_key("rack", |cx| {
                 cx.error(rack.pos, format!("no rack named `{}`", rack.value))
             });
@@ -292,6 +306,14 @@ impl<'s> Timeline<'s> {
         }
         let r = &topo.racks[ri];
         let zone = &topo.zones[r.zone.index()];
+        let per_node = (r.labels.len() + zone.labels.len() + 4) as u64;
+        self.node_labels = self
+            .node_labels
+            .saturating_add(per_node * u64::from(count.value));
+        if self.node_labels > LIMITS.max_node_labels {
+            cx.at_key("count", |cx| cx.error(count.pos, node_labels_message()));
+            return None;
+        }
         let os = val(&a.os).unwrap_or(Os::Linux);
         let bgp_as = a.bgp.as_ref().and_then(|x| val(&x.value.as_number));
         let mut nodes = Vec::new();
@@ -407,7 +429,10 @@ impl<'s> Timeline<'s> {
                 if d.count.is_some() {
                     cx.error(d.pos, "`count` goes with `workload`, not with `pod`");
                 }
-                if !pod_could_exist(&p.value, self.workloads, &self.nodes) {
+                if !self
+                    .pod_names
+                    .could_exist(&p.value, &|n| self.nodes.contains_key(n))
+                {
                     cx.at_key("pod", |cx| {
                         cx.error(
                             p.pos,

@@ -16,8 +16,9 @@ impl Builder<'_> {
         // Every name a node or device can have (topology, routers, `addNodes`), built once.
         let known_nodes: BTreeMap<String, bool> =
             self.names.keys().map(|n| (n.clone(), true)).collect();
+        let pod_names = PodNames::new(workloads);
         let refs = References {
-            workloads,
+            workloads: &pod_names,
             pools: pool_names,
             declared_pools,
             devices: &known_nodes,
@@ -103,10 +104,9 @@ impl Builder<'_> {
     ) -> Option<Check> {
         let (workloads, pools, devices) = (refs.workloads, refs.pools, refs.devices);
         let pod_ref = |b: &mut Builder, key: &str, p: &Loc<String>| {
-            if !pod_could_exist(&p.value, workloads, devices) {
-                let candidates = possible_pod_prefixes(workloads);
+            if !workloads.could_exist(&p.value, &|n| devices.contains_key(n)) {
                 let hint =
-                    b.cx.suggest(&p.value, candidates.iter().map(String::as_str))
+                    b.cx.suggest(&p.value, workloads.names())
                         .map(|n| format!("; did you mean a pod of `{n}`?"))
                         .unwrap_or_default();
                 b.cx.at_key(key, |cx| {
@@ -166,10 +166,7 @@ impl Builder<'_> {
             PodSet::Pod(p) => pod_ref(b, key, &Loc::new(p.clone(), s.pos)),
             PodSet::Workload { name, namespace } => {
                 let ns = namespace.as_deref().unwrap_or("default");
-                if !workloads
-                    .iter()
-                    .any(|w| &w.name == name && w.namespace == ns)
-                {
+                if workloads.workload(ns, name).is_none() {
                     b.cx.at_key(key, |cx| {
                         cx.error(s.pos, format!("no workload `{ns}/{name}`"))
                     });
@@ -450,7 +447,7 @@ pub(super) fn probe_of(b: &mut Builder, p: ProbeFields<'_>) -> Option<crate::mod
 
 /// What expectations may name: everything that exists at some time of the run.
 pub(super) struct References<'a> {
-    workloads: &'a [Workload],
+    workloads: &'a PodNames<'a>,
     /// Pools the selected IPAM will hold at some time.
     pools: &'a BTreeSet<String>,
     /// Every resource of a pool kind by name, read as a pool or not (for the message).
@@ -497,28 +494,6 @@ pub(super) fn declared_pools(
         .filter(|r| r.kind == "IPPool" || r.kind == "SpiderIPPool")
         .map(|r| (r.name.clone(), r.locate(&["metadata", "name"])))
         .collect()
-}
-
-/// The name stems of the workloads' pods (`web` for web-0…), for "did you mean".
-pub(super) fn possible_pod_prefixes(workloads: &[Workload]) -> Vec<String> {
-    workloads.iter().map(|w| w.name.clone()).collect()
-}
-
-/// Whether a pod of that name (`name` or `namespace/name`) can exist given the workloads.
-pub(super) fn pod_could_exist(
-    pod: &str,
-    workloads: &[Workload],
-    nodes: &BTreeMap<String, bool>,
-) -> bool {
-    let (ns, name) = match pod.split_once('/') {
-        Some((ns, name)) => (Some(ns), name),
-        None => (None, pod),
-    };
-    let is_node = |n: &str| nodes.contains_key(n);
-    workloads
-        .iter()
-        .filter(|w| ns.is_none_or(|ns| w.namespace == ns))
-        .any(|w| w.could_own(name, &is_node))
 }
 
 pub(super) fn expectation_has(e: &RawExpectation, key: &str) -> bool {

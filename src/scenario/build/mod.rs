@@ -19,6 +19,7 @@ use ipnet::IpNet;
 use crate::model::action::{Action, AddNodes, DeletePods, ScheduledAction};
 use crate::model::expect::{Check, Expectation, PodSet, RouteTable};
 use crate::model::network::{Bfd, Network, Profile, WindowsHns};
+use crate::model::prefixes::Prefixes;
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{
     Fabric, Latencies, NewNode, NodeBgp, Os, RackId, Topology, ZoneId, spine_name,
@@ -27,6 +28,7 @@ use crate::model::workload::{ContainerPort, PortProtocol, Workload, WorkloadKind
 use crate::model::{Labels, TextEnum};
 use crate::scenario::decode::{Cx, LabelMap, Loc, StringMap};
 use crate::scenario::diag::Pos;
+use crate::scenario::pod_names::PodNames;
 use crate::scenario::raw::*;
 use crate::scenario::resource::Resource;
 use crate::scenario::{LIMITS, Scenario};
@@ -35,8 +37,8 @@ mod events;
 mod expect;
 mod topology;
 
-use expect::{declared_pools, pod_could_exist, possible_pools};
-use topology::{AddressCursor, automatic_labels, merge_calico_nodes};
+use expect::{declared_pools, possible_pools};
+use topology::{AddressCursor, automatic_labels, merge_calico_nodes, node_labels_message};
 
 /// Everything gathered from the scenario file and its includes, before building.
 pub struct Gathered {

@@ -56,8 +56,9 @@ impl Builder<'_> {
             return None;
         }
         let mut node_ips: BTreeMap<IpAddr, (String, Pos)> = BTreeMap::new();
-        let mut subnets: Vec<(IpNet, String, Pos)> = Vec::new();
+        let mut subnets = RackSubnets::default();
         let mut total_nodes: u64 = 0;
+        let mut node_labels: u64 = 0;
         let mut router_as: Vec<RouterAs> = Vec::new();
         let mut generated = Vec::new();
 
@@ -114,6 +115,7 @@ impl Builder<'_> {
                                         &mut subnets,
                                         &mut node_ips,
                                         &mut total_nodes,
+                                        &mut node_labels,
                                         &mut router_as,
                                         &mut generated,
                                     );
@@ -338,9 +340,10 @@ impl Builder<'_> {
         zone_as: u32,
         ri: usize,
         r: &RawRack,
-        subnets: &mut Vec<(IpNet, String, Pos)>,
+        subnets: &mut RackSubnets,
         node_ips: &mut BTreeMap<IpAddr, (String, Pos)>,
         total_nodes: &mut u64,
+        node_labels: &mut u64,
         router_as: &mut Vec<RouterAs>,
         generated: &mut Vec<String>,
     ) {
@@ -368,20 +371,30 @@ impl Builder<'_> {
             return;
         };
         let net = subnet.value.0;
-        for (other, other_name, other_pos) in subnets.iter() {
-            if other.contains(&net.network()) || net.contains(&other.network()) {
-                self.cx.at_key("subnet", |cx| {
-                    cx.error(
-                        subnet.pos,
-                        format!(
-                            "{net} overlaps {other} of rack `{other_name}` (line {}, column {})",
-                            other_pos.line, other_pos.col
-                        ),
-                    )
-                });
-            }
+        let found = subnets.index.overlapping(net, None, MAX_OVERLAPS_NAMED);
+        for &j in &found.first {
+            let (other, other_name, other_pos) = &subnets.racks[j];
+            self.cx.at_key("subnet", |cx| {
+                cx.error(
+                    subnet.pos,
+                    format!(
+                        "{net} overlaps {other} of rack `{other_name}` (line {}, column {})",
+                        other_pos.line, other_pos.col
+                    ),
+                )
+            });
         }
-        subnets.push((net, name.clone(), subnet.pos));
+        if found.total > found.first.len() {
+            let more = found.total - found.first.len();
+            self.cx.at_key("subnet", |cx| {
+                cx.error(
+                    subnet.pos,
+                    format!("{net} overlaps {more} more racks' subnets"),
+                )
+            });
+        }
+        subnets.index.insert(net, subnets.racks.len());
+        subnets.racks.push((net, name.clone(), subnet.pos));
         let gateway = match &r.gateway {
             Some(g) => {
                 if !net.contains(&g.value) {
@@ -461,6 +474,7 @@ impl Builder<'_> {
                         &mut cursor,
                         node_ips,
                         total_nodes,
+                        node_labels,
                         generated,
                     );
                     b.names = nb.names;
@@ -481,6 +495,7 @@ impl Builder<'_> {
         cursor: &mut AddressCursor,
         node_ips: &mut BTreeMap<IpAddr, (String, Pos)>,
         total_nodes: &mut u64,
+        node_labels: &mut u64,
         generated: &mut Vec<String>,
     ) {
         let names: Vec<(String, Pos)> = match (&n.name, &n.name_prefix, &n.count) {
@@ -610,10 +625,22 @@ impl Builder<'_> {
             }
             None => None,
         };
-        let rack_ref = topo.racks[rack.index()].clone();
-        let zone_ref = topo.zones[rack_ref.zone.index()].clone();
-        let net = rack_ref.subnet;
-        let gateway = rack_ref.gateway;
+        // What the nodes inherit, copied once per entry: never the rack's or zone's lists of
+        // nodes and racks, which grow with the file (a copy per entry was quadratic).
+        let (rack_name, rack_labels, net, gateway, zone) = {
+            let r = &topo.racks[rack.index()];
+            (
+                r.name.clone(),
+                r.labels.clone(),
+                r.subnet,
+                r.gateway,
+                r.zone,
+            )
+        };
+        let (zone_name, zone_labels) = {
+            let z = &topo.zones[zone.index()];
+            (z.name.clone(), z.labels.clone())
+        };
         for (name, pos) in names {
             let key = if n.name.is_some() {
                 "name"
@@ -684,10 +711,17 @@ impl Builder<'_> {
             } else {
                 node_ips.insert(ip, (name.clone(), pos));
             }
-            let mut labels = zone_ref.labels.clone();
-            labels.extend(rack_ref.labels.clone());
+            let mut labels = zone_labels.clone();
+            labels.extend(rack_labels.clone());
             labels.extend(own_labels.clone());
-            labels.extend(automatic_labels(&name, os, &zone_ref.name, &rack_ref.name));
+            labels.extend(automatic_labels(&name, os, &zone_name, &rack_name));
+            // Every node keeps its own copy of its zone's and rack's labels: bounded in total,
+            // as a rack of 400,000 labels over 100,000 nodes would be 4·10^10 copies.
+            *node_labels += labels.len() as u64;
+            if *node_labels > LIMITS.max_node_labels {
+                self.cx.error(pos, node_labels_message());
+                return;
+            }
             generated.push(name.clone());
             let new = NewNode {
                 name,
@@ -771,6 +805,26 @@ pub(super) fn merge_calico_nodes(
             node.bgp.route_reflector_cluster_id = cn.route_reflector_cluster_id;
         }
     }
+}
+
+/// Overlapping subnets named in one rack's errors; the rest are counted in one more.
+const MAX_OVERLAPS_NAMED: usize = 10;
+
+/// The subnets of the racks built so far, indexed so each new rack is checked against all of
+/// them without comparing every pair (`model::prefixes`).
+#[derive(Default)]
+pub(super) struct RackSubnets {
+    racks: Vec<(IpNet, String, Pos)>,
+    index: Prefixes,
+}
+
+/// The error of a topology whose nodes' labels add up past `LIMITS.max_node_labels`.
+pub(super) fn node_labels_message() -> String {
+    format!(
+        "the nodes' labels add up to more than {} (each node counts its zone's and rack's \
+         labels and its 4 automatic ones)",
+        LIMITS.max_node_labels
+    )
 }
 
 /// The labels Kubernetes and podnet put on every node; they win over inherited labels.

@@ -135,6 +135,11 @@ pub(super) fn check_spiderpool(
             owners.push(i);
         }
     }
+    if let Some((at, message)) = spiderpool_over_limits(&pools) {
+        report(cx, resources[owners[at]], &["spec"], None, true, message);
+        failed.insert(owners[at]);
+        return;
+    }
     for problem in spiderpool::validate(&pools) {
         // Duplicate names are already reported, for every kind, by the name check.
         if problem.field == "metadata.name" {
@@ -172,6 +177,41 @@ pub(super) fn selector_place(message: &str) -> Option<(&'static str, Option<usiz
     message
         .starts_with("matchLabels")
         .then_some(("matchLabels", None, message))
+}
+
+/// Spiderpool's own checks compare a pool's `ips` pairwise and the pools sharing a subnet
+/// pairwise, as its webhook does. Bounded so validation stays within the README's time
+/// (issue #19): entries of `ips` and `excludeIPs` of all pools together, and pools per
+/// subnet. The pool at which a limit is passed, with the message.
+fn spiderpool_over_limits(pools: &[spiderpool::SpiderIpPool]) -> Option<(usize, String)> {
+    let mut entries = 0;
+    let mut per_subnet: std::collections::BTreeMap<ipnet::IpNet, usize> = Default::default();
+    for (i, p) in pools.iter().enumerate() {
+        entries += p.ips.len() + p.exclude_ips.len();
+        if entries > crate::scenario::LIMITS.max_spiderpool_entries {
+            return Some((
+                i,
+                format!(
+                    "the SpiderIPPools' `ips` and `excludeIPs` have more than {} entries \
+                     together; list ranges (`10.0.0.10-10.0.0.200`) instead of addresses",
+                    crate::scenario::LIMITS.max_spiderpool_entries
+                ),
+            ));
+        }
+        let same = per_subnet.entry(p.subnet.trunc()).or_default();
+        *same += 1;
+        if *same > crate::scenario::LIMITS.max_spiderpools_per_subnet {
+            return Some((
+                i,
+                format!(
+                    "more than {} SpiderIPPools share the subnet {}",
+                    crate::scenario::LIMITS.max_spiderpools_per_subnet,
+                    p.subnet.trunc()
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// Reports a problem at `keys` (and list `item`) of `r`, at the value written there or, if it

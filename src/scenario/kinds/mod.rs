@@ -56,6 +56,7 @@ use crate::ipam::calico::{
 use crate::ipam::spiderpool::{self, IpRange, SpiderIpPool, SpiderReservedIp};
 use crate::model::Labels;
 use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network};
+use crate::model::prefixes::Prefixes;
 use crate::model::selector::{LabelOperator, LabelRequirement, LabelSelector, Selector};
 use crate::model::time::SimDuration;
 use crate::model::topology::Topology;
@@ -136,6 +137,7 @@ pub fn decode_all(
         network,
         profile,
         warned: BTreeSet::new(),
+        rack_subnets: Prefixes::new(topology.racks.iter().map(|r| r.subnet)),
     };
     let mut out: Vec<Option<ResourceSpec>> = resources
         .iter()
@@ -259,6 +261,9 @@ fn api_version_hint(api_version: &str, kind: &str) -> Option<&'static str> {
 // ---------------------------------------------------------------------------------------------
 // One resource.
 
+/// Racks named in one pool's overlap warnings; the rest are counted in one more.
+const MAX_RACKS_WARNED: usize = 10;
+
 struct Decoder<'a> {
     topology: &'a Topology,
     network: &'a Network,
@@ -266,6 +271,9 @@ struct Decoder<'a> {
     profile: CalicoProfile,
     /// Warnings already given once: (kind or apiVersion, field path or kind).
     warned: BTreeSet<(String, String)>,
+    /// The racks' subnets by rack index, so each pool finds the racks it overlaps without a
+    /// scan of every rack.
+    rack_subnets: Prefixes,
 }
 
 impl Decoder<'_> {
@@ -466,16 +474,24 @@ impl Decoder<'_> {
     /// What such a pod gets is `duplicate-address` (ARCHITECTURE.md, choices).
     fn warn_rack_overlap(&self, r: &Resource, cidr: IpNet, cx: &mut Cx) {
         let pos = r.locate(&["spec", "cidr"]);
-        for rack in &self.topology.racks {
-            if rack.subnet.contains(&cidr.network()) || cidr.contains(&rack.subnet.network()) {
-                let message = format!(
-                    "IPPool `{}` {cidr} overlaps rack `{}` subnet {}; Calico accepts it, but a \
-                     pod given the address of a node or of the gateway {} is not delivered \
-                     (duplicate-address)",
-                    r.name, rack.name, rack.subnet, rack.gateway
-                );
-                cx.at_key("cidr", |cx| cx.warning(pos, message));
-            }
+        let found = self.rack_subnets.overlapping(cidr, None, MAX_RACKS_WARNED);
+        for &i in &found.first {
+            let rack = &self.topology.racks[i];
+            let message = format!(
+                "IPPool `{}` {cidr} overlaps rack `{}` subnet {}; Calico accepts it, but a \
+                 pod given the address of a node or of the gateway {} is not delivered \
+                 (duplicate-address)",
+                r.name, rack.name, rack.subnet, rack.gateway
+            );
+            cx.at_key("cidr", |cx| cx.warning(pos, message));
+        }
+        if found.total > found.first.len() {
+            let message = format!(
+                "IPPool `{}` {cidr} overlaps {} more racks' subnets",
+                r.name,
+                found.total - found.first.len()
+            );
+            cx.at_key("cidr", |cx| cx.warning(pos, message));
         }
     }
 
