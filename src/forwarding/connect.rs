@@ -165,7 +165,7 @@ pub struct Connection {
     pub verdict: ConnectionVerdict,
 }
 
-fn check(
+pub(crate) fn check(
     policing: &Policing<'_>,
     side: Side,
     at: &Endpoint,

@@ -15,6 +15,7 @@ pub mod cluster;
 pub mod dataplane;
 pub mod events;
 pub mod expect;
+pub mod external_expect;
 pub mod placement;
 pub mod policy;
 pub mod progress;

@@ -180,6 +180,9 @@ pub struct Snapshot {
     /// Services with their cluster IPs and EndpointSlices.
     #[serde(skip)]
     pub services: Arc<ServiceTable>,
+    /// `externals:` (SPEC §7), in the dataplane's order.
+    #[serde(skip)]
+    pub externals: Vec<crate::model::external::External>,
 }
 
 /// What the engine knows about BGP beyond the engine itself: when the FIBs changed and when
@@ -386,6 +389,7 @@ impl Snapshot {
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
             policy: super::policy::inputs(world, network, workloads).map(Arc::new),
             services: Arc::new(super::services::table(world, workloads, seed)),
+            externals: topo.externals.clone(),
         }
     }
 
