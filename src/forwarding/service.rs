@@ -29,7 +29,6 @@ use super::walk::Source;
 use crate::model::hash::{hash_of, splitmix64};
 use crate::model::service::{Service, SessionAffinity, TrafficPolicy};
 use crate::model::topology::DeviceId;
-use crate::model::workload::PortProtocol;
 use crate::policy::eval::Packet;
 use crate::policy::model::Protocol;
 
@@ -132,15 +131,6 @@ impl Dnat {
     }
 }
 
-fn port_protocol(p: Protocol) -> Option<PortProtocol> {
-    match p {
-        Protocol::TCP => Some(PortProtocol::Tcp),
-        Protocol::UDP => Some(PortProtocol::Udp),
-        Protocol::SCTP => Some(PortProtocol::Sctp),
-        _ => None,
-    }
-}
-
 /// The backend of a connection from `client` (address, and node when it is in the cluster)
 /// to `view`'s cluster IP on `port`/`protocol`.
 pub fn dnat(
@@ -155,7 +145,8 @@ pub fn dnat(
         return Err(NoBackend::Headless);
     }
     let s = &view.service;
-    let port_index = port_protocol(protocol)
+    let port_index = protocol
+        .port_protocol()
         .and_then(|pp| {
             s.ports
                 .iter()
@@ -267,6 +258,7 @@ pub fn connect_service(
 mod tests {
     use super::*;
     use crate::model::service::{ClusterIpSpec, ServicePort, ServiceType, TargetPort};
+    use crate::model::workload::PortProtocol;
 
     fn service() -> Service {
         Service {
