@@ -32,6 +32,7 @@ pub fn inputs(world: &World, network: &Network, workloads: &[Workload]) -> Optio
     Some(PolicyInputs {
         set: world.policy.clone(),
         endpoints: endpoints(world, workloads),
+        services: BTreeMap::new(),
     })
 }
 

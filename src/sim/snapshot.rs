@@ -377,6 +377,7 @@ impl Snapshot {
                 }
             })
             .collect();
+        let services = super::services::table(world, workloads, seed);
         Snapshot {
             time_us: now.as_micros(),
             pods,
@@ -387,8 +388,13 @@ impl Snapshot {
             reach: OnceLock::new(),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
-            policy: super::policy::inputs(world, network, workloads).map(Arc::new),
-            services: Arc::new(super::services::table(world, workloads, seed)),
+            policy: super::policy::inputs(world, network, workloads)
+                .map(|mut inputs| {
+                    inputs.services = services.policy_endpoints();
+                    inputs
+                })
+                .map(Arc::new),
+            services: Arc::new(services),
             externals: topo.externals.clone(),
         }
     }
