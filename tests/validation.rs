@@ -216,7 +216,7 @@ fn an_unknown_key_far_from_every_valid_key_lists_them() {
     assert_lines(
         &check(&yaml),
         &[
-            "s.yaml:11:1: zzz: unknown field `zzz`; expected one of: name, description, seed, until, profile, topology, network, resources, workloads, events, expect, manifests, include",
+            "s.yaml:11:1: zzz: unknown field `zzz`; expected one of: name, description, seed, until, profile, topology, network, resources, workloads, events, expect, manifests, include, externals",
         ],
     );
 }

@@ -23,6 +23,7 @@ mod sweep_job;
 mod sweep_memory;
 mod sweep_shard;
 mod trace;
+mod trace_external;
 mod trace_service;
 mod validate;
 
@@ -186,12 +187,13 @@ pub struct CheckArgs {
 pub struct TraceArgs {
     /// The scenario file.
     pub scenario: PathBuf,
-    /// A pod (`name` or `namespace/name`), a node or router, or an IP address.
+    /// A pod (`name` or `namespace/name`), a node or router, an IP address, or an external
+    /// (the name of an `externals:` entry).
     #[arg(long)]
     pub from: String,
-    /// A pod, a node or router, an IP address, or a Service: `svc/NAMESPACE/NAME` or its
+    /// A pod, a node or router, an IP address, a Service: `svc/NAMESPACE/NAME` or its
     /// cluster IP (with `--port`: the connection is DNATed to one ready endpoint, as
-    /// kube-proxy does).
+    /// kube-proxy does), or an external (natOutgoing's SNAT and the reply are shown).
     #[arg(long)]
     pub to: String,
     /// The simulated time to trace at (default: the end of the run).

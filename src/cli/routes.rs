@@ -109,7 +109,9 @@ pub fn run(args: &RoutesArgs) -> i32 {
                         for e in &entries {
                             let proto = match e.origin {
                                 Origin::Connected => " proto kernel",
-                                Origin::Default | Origin::Fabric => " proto static",
+                                Origin::Default | Origin::Fabric | Origin::External => {
+                                    " proto static"
+                                }
                                 Origin::Local => "",
                                 Origin::Blackhole | Origin::Learned | Origin::PodTable => {
                                     " proto bird"

@@ -20,21 +20,13 @@ pub fn run(args: &TraceArgs) -> i32 {
     with_state_at(&args.scenario, args.at.as_deref(), |_, world, snap| {
         let dp = &snap.dataplane;
         let topo = &world.topology;
-        let source = match resolve(snap, topo, &args.from) {
-            Some(Endpoint::Pod(key, _)) => Source::Pod(key),
-            Some(Endpoint::Device(d, _)) => Source::Device(d),
-            Some(Endpoint::Address(ip)) => match dp.device_by_address(ip) {
-                Some(d) => Source::Device(d),
-                None => match dp.pod_by_ip(ip) {
-                    Some(p) => Source::Pod(p.key),
-                    None => {
-                        eprintln!("--from: no pod or device has the address {ip}");
-                        return exit::INVALID;
-                    }
-                },
-            },
-            None => {
-                eprintln!("--from: no pod, node, device or address `{}`", args.from);
+        if let Some(code) = super::trace_external::run(args, snap, topo) {
+            return code;
+        }
+        let source = match source(snap, topo, &args.from) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{e}");
                 return exit::INVALID;
             }
         };
@@ -108,9 +100,32 @@ pub fn run(args: &TraceArgs) -> i32 {
     })
 }
 
+/// Where `--from` starts: a pod, a device, or the pod or device holding an address.
+pub(super) fn source(
+    snap: &Snapshot,
+    topo: &crate::model::topology::Topology,
+    from: &str,
+) -> Result<Source, String> {
+    let dp = &snap.dataplane;
+    match resolve(snap, topo, from) {
+        Some(Endpoint::Pod(key, _)) => Ok(Source::Pod(key)),
+        Some(Endpoint::Device(d, _)) => Ok(Source::Device(d)),
+        Some(Endpoint::Address(ip)) => match dp.device_by_address(ip) {
+            Some(d) => Ok(Source::Device(d)),
+            None => match dp.pod_by_ip(ip) {
+                Some(p) => Ok(Source::Pod(p.key)),
+                None => Err(format!("--from: no pod or device has the address {ip}")),
+            },
+        },
+        None => Err(format!(
+            "--from: no pod, node, device, external or address `{from}`"
+        )),
+    }
+}
+
 /// The probe the flags describe: a port (TCP unless `--protocol` says otherwise), an ICMP
 /// type, or by default an ICMP echo request.
-fn probe(args: &TraceArgs) -> Result<Probe, String> {
+pub(super) fn probe(args: &TraceArgs) -> Result<Probe, String> {
     let protocol = match args.protocol.as_deref() {
         Some(p) => {
             ProbeProtocol::from_text(p).ok_or_else(|| format!("--protocol: unknown `{p}`"))?
@@ -141,14 +156,14 @@ fn probe(args: &TraceArgs) -> Result<Probe, String> {
     })
 }
 
-enum Endpoint {
+pub(super) enum Endpoint {
     Pod(crate::forwarding::PodKey, Option<IpAddr>),
     Device(crate::model::topology::DeviceId, IpAddr),
     Address(IpAddr),
 }
 
 /// A pod name, `namespace/pod`, a node or router name, or an IP address.
-fn resolve(
+pub(super) fn resolve(
     snap: &Snapshot,
     topo: &crate::model::topology::Topology,
     text: &str,
@@ -198,6 +213,13 @@ pub fn entry_text(snap: &Snapshot, e: &FibEntry) -> String {
             )
         }
         Action::Blackhole => format!("blackhole {}", e.prefix),
+        Action::External(i) => format!(
+            "{} dev uplink (out of the fabric to external {})",
+            e.prefix,
+            snap.externals
+                .get(*i as usize)
+                .map_or("?", |x| x.name.as_str())
+        ),
     }
 }
 
@@ -228,6 +250,24 @@ pub(super) fn text(
         "trace {from} -> {to_text} ({to}) at {}\n",
         crate::report::sections::time(snap.time_us)
     );
+    out.push_str(&policy_lines(c, packet));
+    if let Some(t) = &c.trace {
+        out.push_str(&hop_lines(snap, t, &|_| None));
+    }
+    if c.verdict.delivered() {
+        out.push_str("delivered\n");
+    } else {
+        out.push_str(&format!(
+            "not delivered: {}\n",
+            verdict_text(c, &|d| name(snap, d))
+        ));
+    }
+    out
+}
+
+/// The packet and the policy checks of a connection (nothing without enforced policy).
+pub(super) fn policy_lines(c: &Connection, packet: Option<&Packet>) -> String {
+    let mut out = String::new();
     if let Some(p) = packet {
         out.push_str(&format!("packet: {p}\n"));
         match &c.egress {
@@ -245,7 +285,18 @@ pub(super) fn text(
             None => out.push_str("ingress policy: not reached\n"),
         }
     }
-    if let Some(t) = &c.trace {
+    out
+}
+
+/// A walk's hops, one line each (number, device, matched entry, outer header), with `note`'s
+/// words for a hop appended (e.g. an SNAT).
+pub(super) fn hop_lines(
+    snap: &Snapshot,
+    t: &crate::forwarding::Trace,
+    note: &dyn Fn(usize) -> Option<String>,
+) -> String {
+    let mut out = String::new();
+    {
         for (i, hop) in t.hops.iter().enumerate() {
             let entry = hop
                 .entry
@@ -259,16 +310,11 @@ pub(super) fn text(
             if let Some(o) = &hop.outer {
                 out.push_str(&format!("  [{} {} -> {}]", o.encap.as_str(), o.src, o.dst));
             }
+            if let Some(n) = note(i) {
+                out.push_str(&format!("  {n}"));
+            }
             out.push('\n');
         }
-    }
-    if c.verdict.delivered() {
-        out.push_str("delivered\n");
-    } else {
-        out.push_str(&format!(
-            "not delivered: {}\n",
-            verdict_text(c, &|d| name(snap, d))
-        ));
     }
     out
 }

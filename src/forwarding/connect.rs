@@ -25,7 +25,9 @@ use super::walk::{Reason, Source, Trace, Verdict, trace};
 use crate::model::expect::{PortRef, Probe, ProbeProtocol};
 use crate::model::hash::FastMap;
 use crate::model::topology::DeviceId;
-use crate::policy::eval::{DecidedBy, Endpoint, Engine, Outcome, Packet, Party, Step};
+use crate::policy::eval::{
+    DecidedBy, Endpoint, Engine, Outcome, Packet, Party, ServiceEndpoint, Step,
+};
 use crate::policy::model::{Direction, PolicySet, Protocol};
 
 /// The policy state of an instant with the workload endpoints it protects (pod-network pods
@@ -35,6 +37,9 @@ pub struct PolicyInputs {
     pub set: PolicySet,
     /// By pod key.
     pub endpoints: BTreeMap<PodKey, Endpoint>,
+    /// Each Service's endpoints (pod address, protocol, target port) by (namespace, name),
+    /// for Calico `services` rules ([`super::service::ServiceTable::policy_endpoints`]).
+    pub services: BTreeMap<(String, String), Vec<ServiceEndpoint>>,
 }
 
 /// [`PolicyInputs`] prepared for evaluation.
@@ -47,6 +52,9 @@ pub struct Policing<'a> {
 impl<'a> Policing<'a> {
     pub fn new(inputs: &'a PolicyInputs) -> Policing<'a> {
         let mut engine = Engine::new(&inputs.set);
+        for ((namespace, name), list) in &inputs.services {
+            engine = engine.with_service_endpoints(namespace, name, list.clone());
+        }
         engine.know_endpoints(inputs.endpoints.values());
         Policing {
             engine,
@@ -165,7 +173,7 @@ pub struct Connection {
     pub verdict: ConnectionVerdict,
 }
 
-fn check(
+pub(crate) fn check(
     policing: &Policing<'_>,
     side: Side,
     at: &Endpoint,

@@ -60,6 +60,16 @@ pub struct PoolEncap {
     pub cidr: IpNet,
     pub ipip: EncapMode,
     pub vxlan: EncapMode,
+    /// `natOutgoing`: traffic from its pods leaving every pool is masqueraded to the node's
+    /// address (REFERENCE-policy §3.5).
+    pub nat_outgoing: bool,
+}
+
+/// An external place as forwarding sees it (SPEC §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExternalInfo {
+    pub cidr: IpNet,
+    pub attach: DeviceId,
 }
 
 /// A set of learned routes shared by several devices, made by
@@ -114,6 +124,8 @@ pub struct Dataplane {
     pod_by_ip: FastMap<IpAddr, PodKey>,
     owners: FastMap<(RackId, IpAddr), Owner>,
     device_by_address: FastMap<IpAddr, DeviceId>,
+    /// `Topology::externals`, in the same order.
+    externals: Vec<ExternalInfo>,
 }
 
 /// Fills a [`Dataplane`]; see the module documentation for what it derives by itself.
@@ -202,6 +214,27 @@ impl Dataplane {
         self.device_by_address.get(&ip).copied()
     }
 
+    /// The externals, in `Topology::externals` order.
+    pub fn externals(&self) -> &[ExternalInfo] {
+        &self.externals
+    }
+
+    /// The pool an address belongs to, if any.
+    pub fn pool_of(&self, ip: IpAddr) -> Option<&PoolEncap> {
+        self.pools.iter().find(|p| p.cidr.contains(&ip))
+    }
+
+    /// Whether a packet for `ip` leaving the fabric at an external's attachment router is
+    /// delivered there: some external's CIDR covers it and it is no pod's, device's or Calico
+    /// pool's address (an address of the cluster never lies outside it, whatever an external
+    /// claims, e.g. `0.0.0.0/0`).
+    pub fn is_external_destination(&self, ip: IpAddr) -> bool {
+        self.externals.iter().any(|e| e.cidr.contains(&ip))
+            && !self.pod_by_ip.contains_key(&ip)
+            && !self.device_by_address.contains_key(&ip)
+            && self.pool_of(ip).is_none()
+    }
+
     /// Whether a pod's address is also a node's, a router's or a rack gateway's address: a
     /// pool overlapping a rack subnet can hand those out, and then two hosts claim it.
     pub fn is_duplicate(&self, pod: &PodInfo) -> bool {
@@ -243,6 +276,7 @@ impl Dataplane {
                 origin,
             } => (Action::Via { next_hop, device }, origin, None),
             Stored::Blackhole => (Action::Blackhole, Origin::Blackhole, None),
+            Stored::External(i) => (Action::External(i), Origin::External, None),
             Stored::Withdrawn => return None,
             Stored::Learned { next_hop } => {
                 let (gateway, via) = self.resolve_next_hop(device, next_hop)?;
@@ -488,6 +522,7 @@ impl DataplaneBuilder {
             pod_by_ip: FastMap::default(),
             owners,
             device_by_address,
+            externals: Vec::new(),
         };
         // Connected segments, nodes' default routes.
         for i in 0..n {
@@ -516,6 +551,7 @@ impl DataplaneBuilder {
             }
         }
         add_fabric_routes(&mut dp, topology);
+        add_external_routes(&mut dp, topology);
         let mut node_devices = vec![None; topology.nodes.len()];
         for (i, d) in dp.devices.iter().enumerate() {
             if let (DeviceKind::Node(node), true, Some(rack)) = (d.kind, d.present, d.rack)
@@ -538,7 +574,17 @@ impl DataplaneBuilder {
             cidr: cidr.trunc(),
             ipip,
             vxlan,
+            nat_outgoing: false,
         });
+        self
+    }
+
+    /// Marks a declared pool `natOutgoing` (REFERENCE-policy §3.5).
+    pub fn nat_outgoing(&mut self, cidr: IpNet) -> &mut Self {
+        let cidr = cidr.trunc();
+        for p in self.dp.pools.iter_mut().filter(|p| p.cidr == cidr) {
+            p.nat_outgoing = true;
+        }
         self
     }
 
@@ -859,6 +905,50 @@ fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
         for (i, device) in topology.devices.iter().enumerate() {
             if matches!(device.kind, DeviceKind::Spine { .. } | DeviceKind::Core) {
                 via(dp, DeviceId(i as u32), host(device.address));
+            }
+        }
+    }
+}
+
+/// Every external's CIDR (SPEC §7): at its attachment router, out of the fabric; on every
+/// other router, via the first hop of the shortest path (fabric links that are up, the same
+/// tie-breaking as the rack subnets' routes) to the attachment. These are static routes of
+/// the FIB only, not of the tables learned next hops resolve through (a router does not
+/// resolve BGP next hops through a route to the outside, as FRR does not through a default
+/// route). Nodes reach externals by their default route.
+fn add_external_routes(dp: &mut Dataplane, topology: &Topology) {
+    dp.externals = topology
+        .externals
+        .iter()
+        .map(|e| ExternalInfo {
+            cidr: e.cidr,
+            attach: e.attach,
+        })
+        .collect();
+    if dp.externals.is_empty() {
+        return;
+    }
+    for (r, device) in topology.devices.iter().enumerate() {
+        if !device.is_router() {
+            continue;
+        }
+        let r = DeviceId(r as u32);
+        let tree = topology.shortest_path_tree(r, |l| l.kind != LinkKind::Access);
+        for (i, e) in topology.externals.iter().enumerate() {
+            let entry = if r == e.attach {
+                Stored::External(i as u32)
+            } else {
+                let Some(hop) = tree.first_hop(e.attach) else {
+                    continue;
+                };
+                Stored::Via {
+                    next_hop: topology.devices[hop.index()].address,
+                    device: hop,
+                    origin: Origin::External,
+                }
+            };
+            if let Some(fib) = dp.fibs.get_mut(r.index()) {
+                fib.overlay.insert_ranked(e.cidr, entry);
             }
         }
     }

@@ -65,6 +65,9 @@ pub enum Action {
         device: DeviceId,
     },
     Blackhole,
+    /// Out of the fabric to an external place attached to this router (its index in
+    /// `Topology::externals`).
+    External(u32),
 }
 
 /// Where an entry comes from.
@@ -84,6 +87,9 @@ pub enum Origin {
     Learned,
     /// A Spiderpool pod's own table (its segment, or its gateway); never in a device's FIB.
     PodTable,
+    /// An external's CIDR (SPEC §7): out of the fabric at its attachment router, towards it
+    /// along the shortest path on the other routers.
+    External,
 }
 
 /// One FIB entry of one device, resolved; what `podnet routes --table fib` lists and what a
@@ -109,6 +115,8 @@ pub(crate) enum Stored {
         origin: Origin,
     },
     Blackhole,
+    /// An external's CIDR at its attachment router (index in `Topology::externals`).
+    External(u32),
     Learned {
         next_hop: IpAddr,
     },
@@ -125,7 +133,7 @@ impl Stored {
             Stored::Connected(_) => 0,
             Stored::Local(_) => 1,
             Stored::Via { .. } => 2,
-            Stored::Blackhole => 3,
+            Stored::Blackhole | Stored::External(_) => 3,
             Stored::Learned { .. } => 4,
             Stored::Withdrawn => 5,
         }

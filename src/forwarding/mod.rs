@@ -14,12 +14,15 @@
 //! - `connect`: a new connection with network policy: sender's egress, the walk, receiver's
 //!   ingress.
 //! - `service`: a connection to a Service's cluster IP: kube-proxy's DNAT, then `connect`.
+//! - `external`: connections to and from places outside the cluster (natOutgoing SNAT,
+//!   replies routed back).
 //!
 //! Architecture invariant: nothing here mutates simulation state or fails on input; a dropped
 //! packet is a [`Verdict`] with a [`Reason`], never an `Err`.
 
 pub mod connect;
 mod dataplane;
+pub mod external;
 pub mod fib;
 pub mod policy_reach;
 pub mod reach;
@@ -29,7 +32,9 @@ pub mod walk;
 #[cfg(test)]
 mod testutil;
 
-pub use dataplane::{Attachment, Dataplane, DataplaneBuilder, PodInfo, PoolEncap, SharedTableId};
+pub use dataplane::{
+    Attachment, Dataplane, DataplaneBuilder, ExternalInfo, PodInfo, PoolEncap, SharedTableId,
+};
 pub use fib::{Action, Encap, FibEntry, Origin, PodKey};
 pub use reach::{Reachability, UnreachableGroup, all_pairs, reachability};
 pub use walk::{HOP_LIMIT, Hop, Outer, Reason, Source, Trace, Verdict, trace};

@@ -500,7 +500,11 @@ mod tests {
                 },
             );
         }
-        PolicyInputs { set, endpoints }
+        PolicyInputs {
+            set,
+            endpoints,
+            services: BTreeMap::new(),
+        }
     }
 
     /// Every ordered pair, every packet, one connection at a time.

@@ -20,6 +20,7 @@
 //! What this is not: no SNAT (kube-proxy masquerades pod-to-ClusterIP traffic only in special
 //! cases, §3.4), no NodePort or external entry, no Service IP routing.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::connect::{Connection, Policing, connect};
@@ -29,7 +30,6 @@ use super::walk::Source;
 use crate::model::hash::{hash_of, splitmix64};
 use crate::model::service::{Service, SessionAffinity, TrafficPolicy};
 use crate::model::topology::DeviceId;
-use crate::model::workload::PortProtocol;
 use crate::policy::eval::Packet;
 use crate::policy::model::Protocol;
 
@@ -71,6 +71,32 @@ impl ServiceTable {
         self.services
             .iter()
             .find(|s| s.service.namespace == namespace && s.service.name == name)
+    }
+
+    /// What Calico `services` rules match, per Service: every endpoint its EndpointSlices
+    /// list (ready or not: felix takes the slices' addresses as they are) with each port's
+    /// protocol and the target port it resolves to on that pod.
+    pub fn policy_endpoints(
+        &self,
+    ) -> BTreeMap<(String, String), Vec<crate::policy::eval::ServiceEndpoint>> {
+        self.services
+            .iter()
+            .map(|v| {
+                let s = &v.service;
+                let mut list: Vec<_> = v
+                    .backends
+                    .iter()
+                    .flat_map(|b| {
+                        s.ports.iter().zip(&b.target_ports).filter_map(|(p, t)| {
+                            t.map(|port| (b.ip, Protocol::from(p.protocol), port))
+                        })
+                    })
+                    .collect();
+                list.sort();
+                list.dedup();
+                ((s.namespace.clone(), s.name.clone()), list)
+            })
+            .collect()
     }
 
     /// The Service whose cluster IP this is.
@@ -132,15 +158,6 @@ impl Dnat {
     }
 }
 
-fn port_protocol(p: Protocol) -> Option<PortProtocol> {
-    match p {
-        Protocol::TCP => Some(PortProtocol::Tcp),
-        Protocol::UDP => Some(PortProtocol::Udp),
-        Protocol::SCTP => Some(PortProtocol::Sctp),
-        _ => None,
-    }
-}
-
 /// The backend of a connection from `client` (address, and node when it is in the cluster)
 /// to `view`'s cluster IP on `port`/`protocol`.
 pub fn dnat(
@@ -155,7 +172,8 @@ pub fn dnat(
         return Err(NoBackend::Headless);
     }
     let s = &view.service;
-    let port_index = port_protocol(protocol)
+    let port_index = protocol
+        .port_protocol()
         .and_then(|pp| {
             s.ports
                 .iter()
@@ -267,6 +285,7 @@ pub fn connect_service(
 mod tests {
     use super::*;
     use crate::model::service::{ClusterIpSpec, ServicePort, ServiceType, TargetPort};
+    use crate::model::workload::PortProtocol;
 
     fn service() -> Service {
         Service {
@@ -363,6 +382,36 @@ mod tests {
         assert_eq!(
             dnat(1, &headless, client(1), None, 3306, Protocol::TCP),
             Err(NoBackend::Headless)
+        );
+    }
+
+    #[test]
+    fn services_rules_see_every_listed_endpoint_with_its_target_ports() {
+        // store-1 ready with `sql` 3306; store-2 not ready (still listed in the slice);
+        // store-3 without a container port `sql` (only the UDP port resolves: 5353).
+        let v = view(
+            service(),
+            &[
+                (1, 0, true, Some(3306)),
+                (2, 0, false, Some(3306)),
+                (3, 1, true, None),
+            ],
+        );
+        let table = ServiceTable {
+            seed: 1,
+            services: vec![v],
+        };
+        let all = table.policy_endpoints();
+        let ip = |o: u8| IpAddr::from([10, 48, 0, o]);
+        assert_eq!(
+            all[&("shop".to_string(), "store".to_string())],
+            vec![
+                (ip(1), Protocol::TCP, 3306),
+                (ip(1), Protocol::UDP, 5353),
+                (ip(2), Protocol::TCP, 3306),
+                (ip(2), Protocol::UDP, 5353),
+                (ip(3), Protocol::UDP, 5353),
+            ]
         );
     }
 

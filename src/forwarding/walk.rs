@@ -217,6 +217,10 @@ pub(crate) fn process(
             let step = match entry.action {
                 Action::Local(_) => Step::Delivered,
                 Action::Blackhole => Step::Stop(Reason::Blackhole),
+                // Out of the fabric: the packet has left the cluster, which delivers it only
+                // when it is for the outside (an address of the cluster sent out is lost).
+                Action::External(_) if !class && dp.is_external_destination(dst) => Step::Delivered,
+                Action::External(_) => Step::Stop(Reason::NoRoute),
                 Action::Connected(rack) => match dp.owner(rack, dst) {
                     Some(Owner::Device(o)) => Step::Forward {
                         next: o,
@@ -286,7 +290,9 @@ fn outer_step(dp: &Dataplane, device: DeviceId, outer: Outer) -> Step {
             mode: Mode::Outer(outer),
         },
         Action::Blackhole => Step::Stop(Reason::Blackhole),
-        Action::Local(_) | Action::Tunnel { .. } => Step::Stop(Reason::NoRoute),
+        Action::Local(_) | Action::Tunnel { .. } | Action::External(_) => {
+            Step::Stop(Reason::NoRoute)
+        }
     }
 }
 
@@ -383,7 +389,7 @@ pub(crate) fn precheck(
     match dst_pod {
         Some(p) if p.wrong_subnet => Some((Reason::WrongSubnet, p.device)),
         Some(_) => None,
-        None if dp.device_by_address(dst).is_some() => None,
+        None if dp.device_by_address(dst).is_some() || dp.is_external_destination(dst) => None,
         None => Some((Reason::Unallocated, start)),
     }
 }

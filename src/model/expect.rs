@@ -78,6 +78,9 @@ pub enum PodSet {
         namespace: String,
         name: String,
     },
+    /// An external place (`{external: name}`, SPEC §7), as the `from` or the `to` of
+    /// `reachable`, `unreachable` and `isolated`, the other side being pods.
+    External(String),
 }
 
 impl std::fmt::Display for PodSet {
@@ -96,6 +99,7 @@ impl std::fmt::Display for PodSet {
             PodSet::Namespace(ns) => write!(f, "namespace {ns}"),
             PodSet::Node(n) => write!(f, "node {n}"),
             PodSet::Service { namespace, name } => write!(f, "service {namespace}/{name}"),
+            PodSet::External(name) => write!(f, "external {name}"),
         }
     }
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 pub mod action;
 pub mod expect;
+pub mod external;
 pub mod hash;
 pub mod label;
 pub mod network;

@@ -209,6 +209,8 @@ pub struct Topology {
     pub nodes: Vec<Node>,
     pub devices: Vec<Device>,
     pub links: Vec<Link>,
+    /// Places outside the cluster, attached to routers (SPEC §7 `externals:`).
+    pub externals: Vec<super::external::External>,
     by_name: BTreeMap<String, DeviceId>,
     /// The fabric and inter-zone links of each device, by device index.
     routed: Vec<Vec<LinkId>>,

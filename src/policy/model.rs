@@ -95,7 +95,28 @@ impl PolicyKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Protocol(pub u8);
 
+impl From<crate::model::workload::PortProtocol> for Protocol {
+    /// A container or Service port's protocol as a policy protocol: the one conversion.
+    fn from(p: crate::model::workload::PortProtocol) -> Protocol {
+        use crate::model::workload::PortProtocol;
+        match p {
+            PortProtocol::Tcp => Protocol::TCP,
+            PortProtocol::Udp => Protocol::UDP,
+            PortProtocol::Sctp => Protocol::SCTP,
+        }
+    }
+}
+
 impl Protocol {
+    /// The port protocol this is, for the protocols a container or Service port can have
+    /// (TCP, UDP, SCTP); `None` for the others.
+    pub fn port_protocol(self) -> Option<crate::model::workload::PortProtocol> {
+        use crate::model::workload::PortProtocol;
+        [PortProtocol::Tcp, PortProtocol::Udp, PortProtocol::Sctp]
+            .into_iter()
+            .find(|&p| Protocol::from(p) == self)
+    }
+
     pub const ICMP: Protocol = Protocol(1);
     pub const TCP: Protocol = Protocol(6);
     pub const UDP: Protocol = Protocol(17);
@@ -844,6 +865,22 @@ impl PolicySet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_protocols_are_their_ip_protocol_numbers_and_back() {
+        use crate::model::workload::PortProtocol;
+        // IANA protocol numbers: TCP 6, UDP 17, SCTP 132.
+        for (p, n) in [
+            (PortProtocol::Tcp, 6),
+            (PortProtocol::Udp, 17),
+            (PortProtocol::Sctp, 132),
+        ] {
+            assert_eq!(Protocol::from(p), Protocol(n));
+            assert_eq!(Protocol(n).port_protocol(), Some(p));
+        }
+        assert_eq!(Protocol::ICMP.port_protocol(), None);
+        assert_eq!(Protocol::UDPLITE.port_protocol(), None);
+    }
 
     fn policy(kind: PolicyKind, ns: Option<&str>, name: &str, order: Option<f64>) -> Policy {
         Policy {

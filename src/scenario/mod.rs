@@ -13,6 +13,7 @@ pub mod build;
 pub mod decode;
 pub mod diag;
 pub mod duration;
+mod externals;
 pub mod footprint;
 pub mod kinds;
 pub mod overrides;

@@ -43,6 +43,18 @@ raw_struct! {
         manifests: Vec<Loc<String>> = "manifests",
         /// Scenario fragments whose resources, workloads, events and expectations are appended.
         include: Vec<Loc<String>> = "include",
+        /// Places outside the cluster attached to a router of the fabric (SPEC §7).
+        externals: Vec<Loc<RawExternal>> = "externals",
+    }
+}
+
+raw_struct! {
+    /// `{name, cidr, attach}`: a place outside the cluster.
+    pub struct RawExternal {
+        name: String = "name",
+        cidr: Cidr = "cidr",
+        /// The router it is attached to: `core`, a spine or a ToR (`tor-RACK`).
+        attach: String = "attach",
     }
 }
 
@@ -341,18 +353,23 @@ impl Decode for PodSet {
             Value::Str(s) if s == "all" => Some(PodSet::All),
             Value::Str(s) => Some(PodSet::Pod(s.clone())),
             Value::Map(_) => {
-                let entries = cx.mapping(node, &["workload", "namespace", "node", "service"])?;
+                let entries = cx.mapping(
+                    node,
+                    &["workload", "namespace", "node", "service", "external"],
+                )?;
                 let workload = cx.field::<String>(entries, "workload").map(|l| l.value);
                 let namespace = cx.field::<String>(entries, "namespace").map(|l| l.value);
                 let on_node = cx.field::<String>(entries, "node").map(|l| l.value);
                 let service = cx.field::<String>(entries, "service").map(|l| l.value);
-                match (workload, namespace, on_node, service) {
-                    (Some(name), namespace, None, None) => {
+                let external = cx.field::<String>(entries, "external").map(|l| l.value);
+                match (workload, namespace, on_node, service, external) {
+                    (Some(name), namespace, None, None, None) => {
                         Some(PodSet::Workload { name, namespace })
                     }
-                    (None, Some(ns), None, None) => Some(PodSet::Namespace(ns)),
-                    (None, None, Some(n), None) => Some(PodSet::Node(n)),
-                    (None, None, None, Some(s)) => {
+                    (None, Some(ns), None, None, None) => Some(PodSet::Namespace(ns)),
+                    (None, None, Some(n), None, None) => Some(PodSet::Node(n)),
+                    (None, None, None, None, Some(x)) => Some(PodSet::External(x)),
+                    (None, None, None, Some(s), None) => {
                         let (namespace, name) = s.split_once('/').unwrap_or(("default", &s));
                         Some(PodSet::Service {
                             namespace: namespace.to_string(),
@@ -363,7 +380,7 @@ impl Decode for PodSet {
                         cx.error(
                             node.pos,
                             "give one of `workload` (optionally with `namespace`), \
-                             `namespace`, `node` or `service`",
+                             `namespace`, `node`, `service` or `external`",
                         );
                         None
                     }
@@ -395,7 +412,8 @@ impl JsonSchema for PodSet {
                 {"type": "object", "additionalProperties": false,
                  "properties": {"workload": {"type": "string"}, "namespace": {"type": "string"},
                                 "node": {"type": "string"},
-                                "service": {"type": "string", "description": "`namespace/name` of a Service (only as `to`)"}}}
+                                "service": {"type": "string", "description": "`namespace/name` of a Service (only as `to`)"},
+                                "external": {"type": "string", "description": "the name of an `externals:` entry (as `from` or `to`)"}}}
             ]
         })
     }

@@ -299,7 +299,7 @@ fn port_number(node: &Node, cx: &mut Cx) -> Option<u16> {
 
 /// Kubernetes' DNS_LABEL (RFC 1123 label): at most 63 lowercase letters, digits and inner
 /// hyphens.
-fn is_dns_label(s: &str) -> bool {
+pub(super) fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
         && s.bytes()

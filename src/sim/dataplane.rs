@@ -26,6 +26,9 @@ pub fn build(world: &World) -> Dataplane {
         for name in ipam.pool_names() {
             if let Some(pool) = ipam.pool(&name) {
                 builder.pool(pool.network(), pool.ipip_mode, pool.vxlan_mode);
+                if pool.nat_outgoing {
+                    builder.nat_outgoing(pool.network());
+                }
             }
         }
         // Every node blackholes its own blocks (not /32 blocks): BIRD's `blackhole` routes.

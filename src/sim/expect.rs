@@ -140,7 +140,7 @@ fn find_pod<'a>(snap: &'a Snapshot, reference: &str) -> Option<&'a PodRow> {
 }
 
 /// The pods a set names; `Err` when it names a pod or node that does not exist.
-fn select<'a>(snap: &'a Snapshot, set: &PodSet) -> Result<Vec<&'a PodRow>, String> {
+pub(super) fn select<'a>(snap: &'a Snapshot, set: &PodSet) -> Result<Vec<&'a PodRow>, String> {
     Ok(match set {
         PodSet::All => snap.pods.iter().collect(),
         PodSet::Pod(reference) => {
@@ -158,6 +158,9 @@ fn select<'a>(snap: &'a Snapshot, set: &PodSet) -> Result<Vec<&'a PodRow>, Strin
             return Err(format!(
                 "service {namespace}/{name} is a destination, not a set of pods"
             ));
+        }
+        PodSet::External(name) => {
+            return Err(format!("external {name} is a place, not a set of pods"));
         }
         PodSet::Node(node) => {
             if !snap.nodes.iter().any(|n| &n.name == node) {
@@ -188,10 +191,11 @@ fn next_hop_name(snap: &Snapshot, action: &Action) -> String {
         Action::Blackhole => "blackhole".to_string(),
         Action::Local(_) => "local".to_string(),
         Action::Connected(_) => "connected".to_string(),
+        Action::External(_) => "external".to_string(),
     }
 }
 
-fn addressed_keys(pods: Vec<&PodRow>) -> Vec<PodKey> {
+pub(super) fn addressed_keys(pods: Vec<&PodRow>) -> Vec<PodKey> {
     pods.into_iter()
         .filter(|p| p.ip.is_some())
         .map(|p| p.key)
@@ -392,6 +396,9 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             from, to, probe, ..
         }
         | Check::Isolated { from, to, probe } => {
+            if matches!(from, PodSet::External(_)) || matches!(to, PodSet::External(_)) {
+                return super::external_expect::judge(c, snap);
+            }
             let dp = &snap.dataplane;
             let sources = addressed_keys(select(snap, from)?);
             if let PodSet::Service { namespace, name } = to {
@@ -625,7 +632,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
 /// the classes of one protocol (a protocol without a port), or one packet (a named port
 /// resolved on each destination). Destinations where a named port resolves to nothing are
 /// returned apart.
-fn probe_packets(
+pub(super) fn probe_packets(
     pol: &Policing<'_>,
     targets: &[PodKey],
     probe: Option<&Probe>,

@@ -22,6 +22,7 @@ mod control_plane;
 pub mod dataplane;
 pub mod events;
 pub mod expect;
+pub mod external_expect;
 pub mod placement;
 mod pods;
 pub mod policy;

@@ -15,10 +15,10 @@ use crate::forwarding::{Dataplane, PodKey};
 use crate::model::network::{Network, PolicyMode};
 use crate::model::topology::DeviceId;
 use crate::model::topology::Os;
-use crate::model::workload::{PortProtocol, Workload};
+use crate::model::workload::Workload;
 use crate::policy::audit::{Audit, Member, audit as audit_members};
 use crate::policy::eval::{Endpoint, Engine, NamedPort, Packet};
-use crate::policy::model::{Protocol, endpoint_labels};
+use crate::policy::model::endpoint_labels;
 
 /// The service account a pod runs as when its workload names none (Kubernetes' default).
 pub const DEFAULT_SERVICE_ACCOUNT: &str = "default";
@@ -32,6 +32,7 @@ pub fn inputs(world: &World, network: &Network, workloads: &[Workload]) -> Optio
     Some(PolicyInputs {
         set: world.policy.clone(),
         endpoints: endpoints(world, workloads),
+        services: BTreeMap::new(),
     })
 }
 
@@ -69,11 +70,7 @@ pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endp
                         Some(NamedPort {
                             name: p.name.clone()?,
                             port: p.container_port,
-                            protocol: match p.protocol {
-                                PortProtocol::Tcp => Protocol::TCP,
-                                PortProtocol::Udp => Protocol::UDP,
-                                PortProtocol::Sctp => Protocol::SCTP,
-                            },
+                            protocol: p.protocol.into(),
                         })
                     })
                     .collect(),

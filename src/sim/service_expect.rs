@@ -21,7 +21,6 @@ use crate::forwarding::service::{NoBackend, ServiceView, connect_service};
 use crate::forwarding::{PodKey, Source};
 use crate::model::TextEnum;
 use crate::model::expect::{Check, PortRef, Probe, ProbeProtocol};
-use crate::model::workload::PortProtocol;
 use crate::policy::eval::Packet;
 use crate::policy::model::Protocol;
 
@@ -41,11 +40,7 @@ type Failures = BTreeMap<String, (u64, (PodKey, u16))>;
 
 /// The Service ports a probe addresses: `(port, protocol)`; empty when none matches.
 pub fn service_ports(view: &ServiceView, probe: Option<&Probe>) -> Vec<(u16, Protocol)> {
-    let proto = |p: PortProtocol| match p {
-        PortProtocol::Tcp => Protocol::TCP,
-        PortProtocol::Udp => Protocol::UDP,
-        PortProtocol::Sctp => Protocol::SCTP,
-    };
+    let proto = Protocol::from;
     let all = view
         .service
         .ports

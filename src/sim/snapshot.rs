@@ -182,6 +182,9 @@ pub struct Snapshot {
     /// Services with their cluster IPs and EndpointSlices.
     #[serde(skip)]
     pub services: Arc<ServiceTable>,
+    /// `externals:` (SPEC §7), in the dataplane's order.
+    #[serde(skip)]
+    pub externals: Vec<crate::model::external::External>,
 }
 
 /// What the engine knows about BGP beyond the engine itself: when the FIBs changed and when
@@ -360,6 +363,7 @@ impl Snapshot {
                 }
             })
             .collect();
+        let services = super::services::table(world, workloads, seed);
         Snapshot {
             time_us: now.as_micros(),
             pods,
@@ -370,8 +374,14 @@ impl Snapshot {
             reach: OnceLock::new(),
             devices: topo.devices.iter().map(|d| d.name.clone()).collect(),
             bgp: bgp_engine.map(|b| bgp_state(b, topo, &bgp_view)),
-            policy: super::policy::inputs(world, network, workloads).map(Arc::new),
-            services: Arc::new(super::services::table(world, workloads, seed)),
+            policy: super::policy::inputs(world, network, workloads)
+                .map(|mut inputs| {
+                    inputs.services = services.policy_endpoints();
+                    inputs
+                })
+                .map(Arc::new),
+            services: Arc::new(services),
+            externals: topo.externals.clone(),
         }
     }
 

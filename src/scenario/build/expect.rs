@@ -11,6 +11,7 @@ impl Builder<'_> {
         pool_names: &BTreeSet<String>,
         declared_pools: &BTreeMap<String, Pos>,
         services: &BTreeSet<(String, String)>,
+        externals: &[crate::model::external::External],
     ) -> Vec<Expectation> {
         let mut out = Vec::new();
         // Every name a node or device can have (topology, routers, `addNodes`), built once.
@@ -23,6 +24,7 @@ impl Builder<'_> {
             declared_pools,
             devices: &known_nodes,
             services,
+            externals,
         };
         // Default names already given, with how often: a name is the expectation's content
         // (kind, summary, time), not its position, so inserting another expectation renames
@@ -174,6 +176,34 @@ impl Builder<'_> {
             }
             PodSet::Node(n) => device_ref(b, key, &Loc::new(n.clone(), s.pos)),
             PodSet::All | PodSet::Namespace(_) => {}
+            PodSet::External(name) => {
+                if key != "to" && key != "from" {
+                    b.cx.at_key(key, |cx| {
+                        cx.error(
+                            s.pos,
+                            format!(
+                                "an external ({name}) can only be the `from` or `to` of \
+                                 reachable, unreachable or isolated"
+                            ),
+                        )
+                    });
+                } else if !refs.externals.iter().any(|x| &x.name == name) {
+                    let known: Vec<&str> = refs.externals.iter().map(|x| x.name.as_str()).collect();
+                    b.cx.at_key(key, |cx| {
+                        cx.error(
+                            s.pos,
+                            format!(
+                                "no external `{name}` in `externals:` ({})",
+                                if known.is_empty() {
+                                    "none declared".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
+                        )
+                    });
+                }
+            }
             PodSet::Service { namespace, name } => {
                 let what = format!("{namespace}/{name}");
                 if key != "to" {
@@ -297,6 +327,17 @@ impl Builder<'_> {
                 let to = self.cx.require(&p.to, p.pos, "to")?;
                 pod_set(self, "from", from);
                 pod_set(self, "to", to);
+                if matches!(from.value, PodSet::External(_))
+                    && matches!(to.value, PodSet::External(_) | PodSet::Service { .. })
+                {
+                    self.cx.at_key("to", |cx| {
+                        cx.error(
+                            to.pos,
+                            "from an external, `to` must be pods (traffic between places \
+                             outside the cluster never crosses it)",
+                        )
+                    });
+                }
                 let probe = probe_of(
                     self,
                     ProbeFields {
@@ -455,6 +496,8 @@ pub(super) struct References<'a> {
     devices: &'a BTreeMap<String, bool>,
     /// Every Service declared or applied by an event, by (namespace, name).
     services: &'a BTreeSet<(String, String)>,
+    /// `externals:` (SPEC §7).
+    externals: &'a [crate::model::external::External],
 }
 
 /// The pools that exist at some time of the run: those of the selected IPAM read from the

@@ -96,6 +96,10 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         }
     };
     let mut topology = topology.unwrap_or_default();
+    topology.externals = b.cx.at_key("externals", |cx| {
+        let raw = raw.externals.as_ref().map_or(&[][..], |l| &l.value[..]);
+        crate::scenario::externals::build(raw, &topology, cx)
+    });
 
     let mut resources = g.resources;
     crate::scenario::resource::check_unique(&resources, b.cx);
@@ -153,6 +157,7 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         &pool_names,
         &declared_pools,
         &services,
+        &topology.externals,
     );
     resources.shrink_to_fit();
 
