@@ -1,6 +1,9 @@
 //! `externals:` (SPEC §7): decoding with located errors, and the expectations that name an
 //! external (`from`/`to: {external: name}`).
 
+mod common;
+use common::podnet;
+
 use podnet::scenario::{Diagnostic, load_str};
 
 /// Two zones (so a `core` exists), one rack each: tor-ra, tor-rb, spine-za-1, spine-zb-1.
@@ -177,19 +180,6 @@ fn core_exists_only_with_two_zones() {
     let e = d.errors().next().expect("an error");
     assert_eq!(e.path, "externals[0].attach");
     assert!(e.message.contains("there is no `core`"), "{}", e.message);
-}
-
-fn podnet(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_podnet"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run podnet");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 const NAT: &str = "scenarios/external-nat-outgoing.yaml";

@@ -4,6 +4,9 @@
 //! runs in a few seconds in release; each would exceed its bound without its fix (the figure
 //! in the comment is what it took before).
 
+mod common;
+use common::podnet;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::Mutex;
@@ -295,20 +298,6 @@ fn names_absent_at_the_expectation_time_fail_the_expectation() {
 // simulates, sweep variants included, and reported by `validate`.
 
 /// Runs `podnet ARGS` in the crate's root: exit code, stdout, stderr.
-fn podnet(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_podnet"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("run podnet");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (out.status.code().unwrap_or(-1), stdout, stderr)
-}
 
 #[test]
 fn a_mesh_that_cannot_fit_is_refused_by_check_and_sweep_and_reported_by_validate() {

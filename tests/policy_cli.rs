@@ -4,20 +4,8 @@
 //! Expected values follow the scenario's derivation (its header comment): after 1m every shop
 //! pod is isolated in both directions by `default-deny`; at 3m web may reach db on TCP 5432.
 
-use std::process::Command;
-
-fn podnet(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run podnet");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::podnet;
 
 const ROLLOUT: &str = "scenarios/policy-default-deny-rollout.yaml";
 

@@ -1,20 +1,8 @@
 //! `podnet trace` and `podnet routes` on the quick-start scenario: exit codes, hop lists,
 //! birdc- and ip-route-style tables, JSON.
 
-use std::process::Command;
-
-fn podnet(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run podnet");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::podnet;
 
 const QS: &str = "scenarios/quickstart.yaml";
 

@@ -416,7 +416,7 @@ impl Decoder<'_> {
     }
 
     fn ip_pool(&self, r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<IpPool> {
-        let cidr = spec.required(cx, "cidr", pool_cidr);
+        let cidr = spec.required(cx, "cidr", cidr_as_written);
         // Without a usable cidr the other fields are still decoded, so every problem shows.
         let mut pool = IpPool::with_defaults(&r.name, cidr.unwrap_or_default());
         let mut ok = cidr.is_some();

@@ -124,9 +124,10 @@ pub(super) fn assignment_mode(node: &Node, cx: &mut Cx) -> Option<AssignmentMode
     )
 }
 
-/// An IPPool's `cidr`, kept as written: Calico's validation reports host bits ("must be
-/// strictly masked") with the other pool rules.
-pub(super) fn pool_cidr(node: &Node, cx: &mut Cx) -> Option<IpNet> {
+/// A CIDR kept as written, host bits and all: an IPPool's `cidr` (Calico's validation reports
+/// host bits, "must be strictly masked", with the other pool rules) and a Kubernetes
+/// `ipBlock` (`ParseCIDRSloppy` accepts them).
+pub(in crate::scenario) fn cidr_as_written(node: &Node, cx: &mut Cx) -> Option<IpNet> {
     let text = String::decode(node, cx)?;
     match text.trim().parse::<IpNet>() {
         Ok(net) => Some(net),

@@ -44,8 +44,8 @@ use crate::scenario::api_fields::KindSchema;
 use crate::scenario::decode::{Cx, Decode};
 use crate::scenario::diag::nearest;
 use crate::scenario::kinds::{
-    ResourceSpec, Spec, calico_selector, label_selector, list, port_or_name, seq_items, strings,
-    word,
+    ResourceSpec, Spec, calico_selector, cidr_as_written, label_selector, list, port_or_name,
+    seq_items, strings, word,
 };
 use crate::scenario::resource::Resource;
 use crate::scenario::yaml::{Node, Value};

@@ -66,11 +66,11 @@ pub(super) fn namespaced_pods(node: &Node, cx: &mut Cx) -> Option<(Selector, Sel
 /// (k8s-validation ValidateIPBlock).
 pub(super) fn ip_block(node: &Node, cx: &mut Cx) -> Option<(IpNet, Vec<IpNet>)> {
     let object = Spec::from_node(node, cx)?;
-    let cidr = object.required(cx, "cidr", k8s_cidr);
+    let cidr = object.required(cx, "cidr", cidr_as_written);
     let except = object
         .get(cx, "except", |n, cx| {
             let items = seq_items(n).unwrap_or_default();
-            let nets = list(n, cx, k8s_cidr)?;
+            let nets = list(n, cx, cidr_as_written)?;
             let mut ok = true;
             if let Some(cidr) = cidr {
                 for (i, (net, item)) in nets.iter().zip(items).enumerate() {
@@ -97,24 +97,9 @@ pub(super) fn ip_block(node: &Node, cx: &mut Cx) -> Option<(IpNet, Vec<IpNet>)> 
     ))
 }
 
-/// A CIDR as Kubernetes' `ParseCIDRSloppy` takes it (host bits allowed).
-pub(super) fn k8s_cidr(node: &Node, cx: &mut Cx) -> Option<IpNet> {
-    let text = String::decode(node, cx)?;
-    match text.trim().parse::<IpNet>() {
-        Ok(net) => Some(net),
-        Err(_) => {
-            cx.error(
-                node.pos,
-                format!("`{text}` is not a CIDR such as 10.0.0.0/16"),
-            );
-            None
-        }
-    }
-}
-
 /// An admin `networks` entry: a CIDR (the CRD's `format: cidr`).
 pub(super) fn network_cidr(node: &Node, cx: &mut Cx) -> Option<IpNet> {
-    k8s_cidr(node, cx).map(|n| n.trunc())
+    cidr_as_written(node, cx).map(|n| n.trunc())
 }
 
 /// A Calico `nets` entry: a CIDR or a bare address (a /32 or /128).
