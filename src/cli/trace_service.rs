@@ -15,7 +15,7 @@ use crate::forwarding::service::{
     Dnat, NoBackend, ServiceConnection, ServiceView, connect_service,
 };
 use crate::model::TextEnum;
-use crate::model::expect::{PortRef, Probe, ProbeProtocol};
+use crate::model::expect::{PortRef, Probe};
 use crate::model::service::SessionAffinity;
 use crate::policy::eval::Packet;
 use crate::policy::model::Protocol;
@@ -41,13 +41,8 @@ pub fn target<'s>(snap: &'s Snapshot, to: &str) -> Result<Option<&'s ServiceView
 /// The packet sent to the Service: `--port` is a Service port number or a Service port name.
 fn packet(view: &ServiceView, probe: &Probe) -> Result<Packet, String> {
     let s = &view.service;
-    let protocol = match probe.protocol {
-        ProbeProtocol::Tcp => Protocol::TCP,
-        ProbeProtocol::Udp => Protocol::UDP,
-        ProbeProtocol::Sctp => Protocol::SCTP,
-        ProbeProtocol::Icmp => {
-            return Err("--to a Service needs --port (a Service port number or name)".into());
-        }
+    let Some(protocol) = Protocol::of_probe(probe.protocol) else {
+        return Err("--to a Service needs --port (a Service port number or name)".into());
     };
     let port = match &probe.port {
         Some(PortRef::Number(n)) => *n,

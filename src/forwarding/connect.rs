@@ -22,7 +22,7 @@ use std::net::IpAddr;
 use super::dataplane::Dataplane;
 use super::fib::PodKey;
 use super::walk::{Reason, Source, Trace, Verdict, trace};
-use crate::model::expect::{PortRef, Probe, ProbeProtocol};
+use crate::model::expect::{PortRef, Probe};
 use crate::model::hash::FastMap;
 use crate::model::topology::DeviceId;
 use crate::policy::eval::{
@@ -313,16 +313,11 @@ pub fn policy_verdict(
 /// (a container port with that name and the probe's protocol); ICMP defaults to an echo
 /// request (type 8, code 0). `Err` says why there is no such packet.
 pub fn packet_for(probe: &Probe, dst: Option<&Endpoint>) -> Result<Packet, String> {
-    let protocol = match probe.protocol {
-        ProbeProtocol::Tcp => Protocol::TCP,
-        ProbeProtocol::Udp => Protocol::UDP,
-        ProbeProtocol::Sctp => Protocol::SCTP,
-        ProbeProtocol::Icmp => {
-            return Ok(Packet::icmp(
-                probe.icmp_type.unwrap_or(8),
-                probe.icmp_code.unwrap_or(0),
-            ));
-        }
+    let Some(protocol) = Protocol::of_probe(probe.protocol) else {
+        return Ok(Packet::icmp(
+            probe.icmp_type.unwrap_or(8),
+            probe.icmp_code.unwrap_or(0),
+        ));
     };
     let port = match &probe.port {
         Some(PortRef::Number(n)) => *n,

@@ -108,6 +108,19 @@ impl From<crate::model::workload::PortProtocol> for Protocol {
 }
 
 impl Protocol {
+    /// A probe's protocol when it has ports (TCP, UDP, SCTP); `None` for ICMP, whose packets
+    /// carry a type and code instead: the one conversion from expectations' and `trace`'s
+    /// `protocol`.
+    pub fn of_probe(p: crate::model::expect::ProbeProtocol) -> Option<Protocol> {
+        use crate::model::expect::ProbeProtocol;
+        match p {
+            ProbeProtocol::Tcp => Some(Protocol::TCP),
+            ProbeProtocol::Udp => Some(Protocol::UDP),
+            ProbeProtocol::Sctp => Some(Protocol::SCTP),
+            ProbeProtocol::Icmp => None,
+        }
+    }
+
     /// The port protocol this is, for the protocols a container or Service port can have
     /// (TCP, UDP, SCTP); `None` for the others.
     pub fn port_protocol(self) -> Option<crate::model::workload::PortProtocol> {

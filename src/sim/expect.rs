@@ -645,11 +645,7 @@ pub(super) fn probe_packets(
             groups.insert(classes(), targets.to_vec());
         }
         Some(p) if p.port.is_none() && p.protocol != ProbeProtocol::Icmp => {
-            let proto = match p.protocol {
-                ProbeProtocol::Udp => Protocol::UDP,
-                ProbeProtocol::Sctp => Protocol::SCTP,
-                _ => Protocol::TCP,
-            };
+            let proto = Protocol::of_probe(p.protocol).unwrap_or(Protocol::TCP);
             let packets: Vec<Packet> = classes()
                 .into_iter()
                 .filter(|k| k.protocol == proto)

@@ -20,7 +20,7 @@ use crate::forwarding::connect::{Connection, ConnectionVerdict, Policing};
 use crate::forwarding::service::{NoBackend, ServiceView, connect_service};
 use crate::forwarding::{PodKey, Source};
 use crate::model::TextEnum;
-use crate::model::expect::{Check, PortRef, Probe, ProbeProtocol};
+use crate::model::expect::{Check, PortRef, Probe};
 use crate::policy::eval::Packet;
 use crate::policy::model::Protocol;
 
@@ -49,11 +49,8 @@ pub fn service_ports(view: &ServiceView, probe: Option<&Probe>) -> Vec<(u16, Pro
     let Some(probe) = probe else {
         return all.collect();
     };
-    let want = match probe.protocol {
-        ProbeProtocol::Tcp => Protocol::TCP,
-        ProbeProtocol::Udp => Protocol::UDP,
-        ProbeProtocol::Sctp => Protocol::SCTP,
-        ProbeProtocol::Icmp => return Vec::new(),
+    let Some(want) = Protocol::of_probe(probe.protocol) else {
+        return Vec::new();
     };
     view.service
         .ports
