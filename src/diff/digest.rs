@@ -73,7 +73,7 @@ pub struct PodFacts {
     pub node: Option<String>,
     pub ip: Option<std::net::IpAddr>,
     pub pool: Option<String>,
-    pub block: Option<String>,
+    pub block: Option<IpNet>,
     pub allocation_failure: bool,
 }
 
@@ -200,7 +200,7 @@ impl Digest {
                         node: p.node.clone(),
                         ip: p.ip,
                         pool: p.pool.clone(),
-                        block: p.block.clone(),
+                        block: p.block,
                         allocation_failure: p.ipam_failure,
                     },
                 )

@@ -30,6 +30,17 @@ pub fn as_display<T: std::fmt::Display, S: serde::Serializer>(
     s.collect_str(value)
 }
 
+/// [`as_display`] for an optional value: its text, or `null`.
+pub fn opt_as_display<T: std::fmt::Display, S: serde::Serializer>(
+    value: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
 /// An enum written in scenario files as one of a fixed set of words.
 pub trait TextEnum: Sized + Copy + 'static {
     /// Every accepted spelling, in declaration order.

@@ -642,7 +642,7 @@ fn pods(report: &Report) -> Section {
                     p.node.clone().unwrap_or_else(dash),
                     p.ip.map_or_else(dash, |ip| ip.to_string()),
                     p.pool.clone().unwrap_or_else(dash),
-                    p.block.clone().unwrap_or_else(dash),
+                    p.block.map_or_else(dash, |b| b.to_string()),
                     if p.borrowed { "yes" } else { "no" }.to_string(),
                     p.status.to_string(),
                 ],

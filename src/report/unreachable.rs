@@ -227,7 +227,7 @@ impl CauseInputs<'_> {
                     "{} on {} is borrowed from block {}; {} has no route to it",
                     d.ip.map_or_else(|| "?".to_string(), |ip| ip.to_string()),
                     dst_node,
-                    d.block.as_deref().unwrap_or("?"),
+                    d.block.map_or_else(|| "?".to_string(), |b| b.to_string()),
                     g.stopped_at
                 ),
                 None,

@@ -327,8 +327,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             affinity,
             allocated,
         } => {
-            let text = cidr.to_string();
-            let Some(block) = snap.blocks.iter().find(|b| b.cidr == text) else {
+            let Some(block) = snap.blocks.iter().find(|b| b.cidr == *cidr) else {
                 return Ok((
                     false,
                     format!("block {cidr}"),

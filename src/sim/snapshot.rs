@@ -36,7 +36,8 @@ pub struct PodRow {
     pub node: Option<String>,
     pub ip: Option<IpAddr>,
     pub pool: Option<String>,
-    pub block: Option<String>,
+    #[serde(serialize_with = "crate::model::opt_as_display")]
+    pub block: Option<IpNet>,
     pub borrowed: bool,
     pub status: PodStatus,
     pub reason: Option<String>,
@@ -66,7 +67,8 @@ pub struct PoolRow {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockRow {
-    pub cidr: String,
+    #[serde(serialize_with = "crate::model::as_display")]
+    pub cidr: IpNet,
     pub pool: String,
     /// The node the block is affine to; `None` for a block without affinity.
     pub affinity: Option<String>,
@@ -305,7 +307,7 @@ impl Snapshot {
                     node: p.node.map(|n| topo.node(n).name.clone()),
                     ip: a.map(|a| a.ip),
                     pool: a.map(|a| a.pool.clone()),
-                    block: a.and_then(|a| a.block).map(|b| b.to_string()),
+                    block: a.and_then(|a| a.block),
                     borrowed: a.is_some_and(|a| a.borrowed),
                     status: p.status,
                     reason: p.reason.clone(),
@@ -321,7 +323,7 @@ impl Snapshot {
                 ipam.blocks()
                     .into_iter()
                     .map(|b| BlockRow {
-                        cidr: b.cidr.to_string(),
+                        cidr: b.cidr,
                         pool: b.pool,
                         affinity: b.affinity,
                         allocated: b.allocated,

@@ -138,12 +138,8 @@ pub fn render(
             let a = to_u128(ip);
             (net.contains(&ip)).then(|| usize::try_from((a - start) / square).ok())?
         };
-        let mut block_affinity: BTreeMap<&str, Option<&str>> = BTreeMap::new();
         for b in blocks.iter().filter(|b| b.pool == pool.name) {
-            let Ok(bnet) = b.cidr.parse::<IpNet>() else {
-                continue;
-            };
-            let Some(i) = index(bnet.network()) else {
+            let Some(i) = index(b.cidr.network()) else {
                 continue;
             };
             let cell = &mut grid[i];
@@ -154,7 +150,6 @@ pub fn render(
                 Some(node) => *cell.owners.entry(owner_of(node)).or_default() += 1,
                 None => cell.unowned_blocks += 1,
             }
-            block_affinity.insert(b.cidr.as_str(), b.affinity.as_deref());
         }
         let spiderpool = pool.block_size.is_none();
         for p in pods
@@ -439,7 +434,7 @@ mod tests {
 
     fn block(cidr: &str, affinity: Option<&str>, allocated: u32, reserved: u32) -> BlockRow {
         BlockRow {
-            cidr: cidr.to_string(),
+            cidr: cidr.parse().expect("a prefix"),
             pool: "p".to_string(),
             affinity: affinity.map(str::to_string),
             allocated,
