@@ -40,6 +40,22 @@ pub struct ContainerPort {
     pub protocol: PortProtocol,
 }
 
+/// A workload by its place in the scenario's list (`Scenario::workloads`), which never
+/// changes during a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkloadId(pub u32);
+
+impl WorkloadId {
+    /// The ids of a list of workloads, in order.
+    pub fn all(workloads: &[Workload]) -> impl Iterator<Item = WorkloadId> + use<> {
+        (0..workloads.len() as u32).map(WorkloadId)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A validated workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {

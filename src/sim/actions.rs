@@ -32,7 +32,9 @@ impl Simulation<'_> {
                         format!("joined with address {}", node.ip),
                     );
                     names.push(node.name.clone());
-                    for (w, workload) in self.scenario.workloads.iter().enumerate() {
+                    for (w, workload) in
+                        WorkloadId::all(&self.scenario.workloads).zip(&self.scenario.workloads)
+                    {
                         if workload.kind == WorkloadKind::DaemonSet
                             && selects(&workload.node_selector, &node.labels)
                         {
@@ -120,10 +122,11 @@ impl Simulation<'_> {
                 for id in victims {
                     let pod = self.world.cluster.pod(id);
                     let (w, slot) = (pod.workload, pod.slot);
-                    let stateful = self.scenario.workloads[w].kind == WorkloadKind::StatefulSet;
+                    let stateful =
+                        self.scenario.workloads[w.index()].kind == WorkloadKind::StatefulSet;
                     self.remove_pod(id, stateful, "deleted");
                     // Controllers replace what they own; a bare Pod is gone for good.
-                    match self.scenario.workloads[w].kind {
+                    match self.scenario.workloads[w.index()].kind {
                         WorkloadKind::Pod => self.world.cluster.forget_slot(w, slot),
                         WorkloadKind::DaemonSet => slots.push((w, slot)),
                         WorkloadKind::Deployment | WorkloadKind::StatefulSet => {
@@ -228,11 +231,12 @@ impl Simulation<'_> {
         }
     }
 
-    pub(super) fn workload_index(&self, name: &str, namespace: &str) -> Option<usize> {
+    pub(super) fn workload_index(&self, name: &str, namespace: &str) -> Option<WorkloadId> {
         self.scenario
             .workloads
             .iter()
             .position(|w| w.name == name && w.namespace == namespace)
+            .map(|i| WorkloadId(i as u32))
     }
 
     pub(super) fn node_down(&mut self, name: &str, down: bool) {
@@ -323,7 +327,7 @@ impl Simulation<'_> {
         for pid in self.world.cluster.pods_of_node(id) {
             let pod = self.world.cluster.pod(pid);
             let (w, slot) = (pod.workload, pod.slot);
-            let kind = self.scenario.workloads[w].kind;
+            let kind = self.scenario.workloads[w.index()].kind;
             self.remove_pod(pid, false, &format!("node {name} deleted"));
             match kind {
                 // Controllers recreate their pods elsewhere, StatefulSet pods with their name.

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::addressing::PodAddress;
 use crate::model::topology::NodeId;
-use crate::model::workload::{PodStatus, Workload};
+use crate::model::workload::{PodStatus, Workload, WorkloadId};
 
 /// A pod, by creation order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -28,7 +28,7 @@ pub enum PodSlot {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pod {
     pub id: PodId,
-    pub workload: usize,
+    pub workload: WorkloadId,
     pub slot: PodSlot,
     pub namespace: String,
     pub name: String,
@@ -60,7 +60,7 @@ pub struct Cluster {
     /// Per workload, the slots it wants filled.
     wanted: Vec<BTreeSet<PodSlot>>,
     /// Per workload and slot, the pod filling it.
-    filled: BTreeMap<(usize, PodSlot), PodId>,
+    filled: BTreeMap<(WorkloadId, PodSlot), PodId>,
     per_node: BTreeMap<NodeId, BTreeSet<PodId>>,
 }
 
@@ -72,20 +72,20 @@ impl Cluster {
         }
     }
 
-    fn ordinals(&self, w: usize) -> impl DoubleEndedIterator<Item = u32> + '_ {
-        self.wanted[w].iter().filter_map(|s| match s {
+    fn ordinals(&self, w: WorkloadId) -> impl DoubleEndedIterator<Item = u32> + '_ {
+        self.wanted[w.index()].iter().filter_map(|s| match s {
             PodSlot::Ordinal(o) => Some(*o),
             PodSlot::Daemon(_) => None,
         })
     }
 
     /// Wants `n` more ordinals, the lowest unused ones; returns them.
-    pub fn add_ordinals(&mut self, w: usize, n: usize) -> Vec<u32> {
+    pub fn add_ordinals(&mut self, w: WorkloadId, n: usize) -> Vec<u32> {
         let mut added = Vec::with_capacity(n);
         let mut candidate = 0u32;
         while added.len() < n {
-            if !self.wanted[w].contains(&PodSlot::Ordinal(candidate)) {
-                self.wanted[w].insert(PodSlot::Ordinal(candidate));
+            if !self.wanted[w.index()].contains(&PodSlot::Ordinal(candidate)) {
+                self.wanted[w.index()].insert(PodSlot::Ordinal(candidate));
                 added.push(candidate);
             }
             candidate = candidate.saturating_add(1);
@@ -94,7 +94,7 @@ impl Cluster {
     }
 
     /// Grows the workload to `replicas` wanted ordinals; returns the new ones.
-    pub fn scale_to(&mut self, w: usize, replicas: u32) -> Vec<u32> {
+    pub fn scale_to(&mut self, w: WorkloadId, replicas: u32) -> Vec<u32> {
         let have = self.ordinals(w).count();
         let want = replicas as usize;
         if want > have {
@@ -106,14 +106,14 @@ impl Cluster {
 
     /// Shrinks the workload to `replicas` ordinals, dropping the highest; returns the existing
     /// pods that must go (not-yet-created ones are simply no longer wanted).
-    pub fn scale_down_to(&mut self, w: usize, replicas: u32) -> Vec<PodId> {
+    pub fn scale_down_to(&mut self, w: WorkloadId, replicas: u32) -> Vec<PodId> {
         let mut victims = Vec::new();
         while self.ordinals(w).count() > replicas as usize {
             let Some(highest) = self.ordinals(w).next_back() else {
                 break;
             };
             let slot = PodSlot::Ordinal(highest);
-            self.wanted[w].remove(&slot);
+            self.wanted[w.index()].remove(&slot);
             if let Some(id) = self.filled.get(&(w, slot)) {
                 victims.push(*id);
             }
@@ -123,18 +123,18 @@ impl Cluster {
 
     /// Whether a creation for this slot should still happen (wanted and not filled). A
     /// DaemonSet slot is wanted as soon as it is asked for.
-    pub fn wants(&mut self, w: usize, slot: PodSlot) -> bool {
+    pub fn wants(&mut self, w: WorkloadId, slot: PodSlot) -> bool {
         if let PodSlot::Daemon(_) = slot {
-            self.wanted[w].insert(slot);
+            self.wanted[w.index()].insert(slot);
         }
-        self.wanted[w].contains(&slot) && !self.filled.contains_key(&(w, slot))
+        self.wanted[w.index()].contains(&slot) && !self.filled.contains_key(&(w, slot))
     }
 
-    pub fn forget_slot(&mut self, w: usize, slot: PodSlot) {
-        self.wanted[w].remove(&slot);
+    pub fn forget_slot(&mut self, w: WorkloadId, slot: PodSlot) {
+        self.wanted[w.index()].remove(&slot);
     }
 
-    pub fn add_pod(&mut self, w: usize, slot: PodSlot, namespace: &str, name: &str) -> PodId {
+    pub fn add_pod(&mut self, w: WorkloadId, slot: PodSlot, namespace: &str, name: &str) -> PodId {
         let id = PodId(self.next_id);
         self.next_id += 1;
         self.pods.insert(
@@ -213,7 +213,7 @@ impl Cluster {
 
     /// The `count` existing pods of a workload with the highest ordinals (DaemonSet pods in
     /// reverse node order).
-    pub fn highest_pods(&self, w: usize, count: usize) -> Vec<PodId> {
+    pub fn highest_pods(&self, w: WorkloadId, count: usize) -> Vec<PodId> {
         self.filled
             .range((w, PodSlot::Ordinal(0))..=(w, PodSlot::Daemon(NodeId(u32::MAX))))
             .rev()

@@ -45,7 +45,7 @@ use crate::model::expect::{Check, RouteTable};
 use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network};
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, NodeId, Os, Topology};
-use crate::model::workload::{PodStatus, WorkloadKind};
+use crate::model::workload::{PodStatus, WorkloadId, WorkloadKind};
 use crate::scenario::Scenario;
 use crate::scenario::kinds::{BgpConfiguration, ResourceSpec};
 use addressing::{Addressing, Namespaces, PodRequest};
@@ -65,7 +65,7 @@ pub enum Event {
     /// A scenario action (SPEC §2.5), by index in [`Scenario::actions`].
     Scenario(usize),
     /// A pod is created: scheduled on a node, then given an address.
-    CreatePod { workload: usize, slot: PodSlot },
+    CreatePod { workload: WorkloadId, slot: PodSlot },
     /// Something freed capacity or addresses: Pending pods try again.
     RetryPending,
     /// kube-controllers' IPAM garbage collection check (REFERENCE §1.5).
@@ -357,7 +357,7 @@ impl<'s> Simulation<'s> {
         }
         // Initial pods: at time 0 in file order, one every 10 ms.
         let mut slots = Vec::new();
-        for (w, workload) in scenario.workloads.iter().enumerate() {
+        for (w, workload) in WorkloadId::all(&scenario.workloads).zip(&scenario.workloads) {
             if workload.kind == WorkloadKind::DaemonSet {
                 for (id, node) in sim.world.topology.live_nodes() {
                     if selects(&workload.node_selector, &node.labels) {

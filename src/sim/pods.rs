@@ -4,7 +4,7 @@
 use super::*;
 
 impl Simulation<'_> {
-    pub(super) fn queue_creations(&mut self, from: SimTime, slots: Vec<(usize, PodSlot)>) {
+    pub(super) fn queue_creations(&mut self, from: SimTime, slots: Vec<(WorkloadId, PodSlot)>) {
         let mut at = from;
         for (workload, slot) in slots {
             self.queue.push(at, Event::CreatePod { workload, slot });
@@ -48,8 +48,8 @@ impl Simulation<'_> {
         }
     }
 
-    pub(super) fn create_pod(&mut self, w: usize, slot: PodSlot) {
-        let workload = &self.scenario.workloads[w];
+    pub(super) fn create_pod(&mut self, w: WorkloadId, slot: PodSlot) {
+        let workload = &self.scenario.workloads[w.index()];
         if !self.world.cluster.wants(w, slot) {
             return;
         }
@@ -78,7 +78,7 @@ impl Simulation<'_> {
     /// Schedules a pod (if it has no node) and gives it an address (if it has none).
     pub(super) fn place(&mut self, id: PodId) {
         let w = self.world.cluster.pod(id).workload;
-        let workload = &self.scenario.workloads[w];
+        let workload = &self.scenario.workloads[w.index()];
         if self.world.cluster.pod(id).node.is_none() {
             let node = match self.world.cluster.pod(id).slot {
                 PodSlot::Daemon(node) => {
@@ -163,8 +163,8 @@ impl Simulation<'_> {
     }
 
     /// The eligible node with the fewest pods; ties broken by the scheduling stream.
-    pub(super) fn choose_node(&mut self, w: usize) -> Option<NodeId> {
-        let selector = &self.scenario.workloads[w].node_selector;
+    pub(super) fn choose_node(&mut self, w: WorkloadId) -> Option<NodeId> {
+        let selector = &self.scenario.workloads[w.index()].node_selector;
         let topology = &self.world.topology;
         let pick = |n: usize, stream: &mut Stream| if n == 1 { 0 } else { stream.index(n) };
         if selector.is_empty() {

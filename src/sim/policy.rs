@@ -44,7 +44,7 @@ pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endp
         let (Some(address), Some(node)) = (&pod.address, pod.node) else {
             continue;
         };
-        let Some(workload) = workloads.get(pod.workload) else {
+        let Some(workload) = workloads.get(pod.workload.index()) else {
             continue;
         };
         if workload.host_network {

@@ -170,7 +170,7 @@ fn backends(world: &World, workloads: &[Workload], s: &Service) -> Vec<Backend> 
         let (Some(address), Some(node)) = (&pod.address, pod.node) else {
             continue;
         };
-        let Some(workload) = workloads.get(pod.workload) else {
+        let Some(workload) = workloads.get(pod.workload.index()) else {
             continue;
         };
         if pod.namespace != s.namespace || !s.selects(&workload.labels) {

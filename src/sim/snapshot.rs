@@ -301,7 +301,7 @@ impl Snapshot {
                     name: p.name.clone(),
                     namespace: p.namespace.clone(),
                     workload: workloads
-                        .get(p.workload)
+                        .get(p.workload.index())
                         .map(|w| w.name.clone())
                         .unwrap_or_default(),
                     node: p.node.map(|n| topo.node(n).name.clone()),
