@@ -671,21 +671,7 @@ impl BgpEngine {
                     Some(_) => self.srt[x.index()].detecting = Some(Detecting::PeerDown),
                     None => self.arm_detection(now, x, Detecting::PeerDown, &mut out),
                 },
-                SessionState::Connect => self.set_idle(
-                    now,
-                    x,
-                    IdleReason::PeerDown {
-                        speaker: name.clone(),
-                    },
-                ),
-                SessionState::Idle => {
-                    let sess = &mut self.sessions[x.index()];
-                    if sess.reason.as_ref().is_none_or(|r| !r.is_permanent()) {
-                        sess.reason = Some(IdleReason::PeerDown {
-                            speaker: name.clone(),
-                        });
-                    }
-                }
+                SessionState::Connect | SessionState::Idle => self.not_up_peer_down(now, x, &name),
             }
         }
         out

@@ -24,6 +24,18 @@ use super::{
 };
 
 impl BgpEngine {
+    /// Records that no peer sees `p` from `s` ("nothing" before and after), dropping the
+    /// destination when nothing else is left in it.
+    fn forget_advertised(&mut self, s: SpeakerId, p: PrefixId) {
+        let rib = &mut self.rt[s.index()].rib;
+        if let Some(d) = rib.destinations.get_mut(&p) {
+            d.advertised = None;
+            if d.is_empty() {
+                rib.destinations.remove(&p);
+            }
+        }
+    }
+
     /// What the speaker would advertise for `p` now.
     pub(super) fn current_advertisement(&self, s: SpeakerId, p: PrefixId) -> Option<Advertised> {
         let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
@@ -80,13 +92,7 @@ impl BgpEngine {
             // Every peer's view is "nothing" before and after (the export filter could only
             // narrow that further): a client of reflectors or a full-mesh node receiving a
             // route it passes to nobody costs nothing more.
-            let rib = &mut self.rt[s.index()].rib;
-            if let Some(d) = rib.destinations.get_mut(&p) {
-                d.advertised = None;
-                if d.is_empty() {
-                    rib.destinations.remove(&p);
-                }
-            }
+            self.forget_advertised(s, p);
             return;
         }
         let new = self.current_advertisement(s, p);
@@ -102,13 +108,7 @@ impl BgpEngine {
         if self.masked_lists(s, mask) == 0 {
             // No session could see either version: every peer's view is "nothing" before
             // and after, which `None` records without keeping a copy.
-            let rib = &mut self.rt[s.index()].rib;
-            if let Some(d) = rib.destinations.get_mut(&p) {
-                d.advertised = None;
-                if d.is_empty() {
-                    rib.destinations.remove(&p);
-                }
-            }
+            self.forget_advertised(s, p);
             return;
         }
         let r = &mut self.rt[s.index()];

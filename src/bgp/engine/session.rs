@@ -43,6 +43,25 @@ impl BgpEngine {
         });
     }
 
+    /// A session that is not up loses its peer `name` (crashed, or its daemon stopped): one
+    /// still connecting goes Idle; an Idle one now waits for that peer, unless its reason is
+    /// permanent (a configuration that can never come up keeps saying so).
+    pub(in crate::bgp) fn not_up_peer_down(&mut self, now: SimTime, x: SessionId, name: &str) {
+        let reason = IdleReason::PeerDown {
+            speaker: name.to_string(),
+        };
+        let sess = &mut self.sessions[x.index()];
+        match sess.state {
+            SessionState::Connect => self.set_idle(now, x, reason),
+            SessionState::Idle => {
+                if sess.reason.as_ref().is_none_or(|r| !r.is_permanent()) {
+                    sess.reason = Some(reason);
+                }
+            }
+            SessionState::Established => {}
+        }
+    }
+
     pub(in crate::bgp) fn set_idle(&mut self, now: SimTime, x: SessionId, reason: IdleReason) {
         let sess = &mut self.sessions[x.index()];
         if sess.state != SessionState::Idle {
