@@ -4,8 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use podnet::ipam::calico::IpamError;
+use podnet::ipam::spiderpool::SpiderError;
 use podnet::model::workload::PodStatus;
 use podnet::scenario::{self, Scenario};
+use podnet::sim::cluster::PendingReason;
 use podnet::sim::expect::evaluate;
 use podnet::sim::{Outcome, Simulation};
 
@@ -74,7 +77,7 @@ expect:
     ));
     let pod = &outcome.last.pods[0];
     assert_eq!(pod.status, PodStatus::Pending);
-    assert_eq!(pod.reason.as_deref(), Some("Unschedulable"));
+    assert_eq!(pod.reason, Some(PendingReason::Unschedulable));
 }
 
 #[test]
@@ -109,8 +112,10 @@ expect:
         .find(|p| p.status == PodStatus::Pending)
         .expect("a pending pod");
     assert_eq!(
-        pending.reason.as_deref(),
-        Some("No IPs available in pools: [10.244.0.0/30]")
+        pending.reason,
+        Some(PendingReason::CalicoIpam(IpamError::PoolsExhausted {
+            pools: vec!["10.244.0.0/30".parse().unwrap()]
+        }))
     );
 }
 
@@ -273,12 +278,10 @@ workloads:
 ");
     let pod = &outcome.last.pods[0];
     assert_eq!(pod.status, PodStatus::Pending);
-    assert!(
-        pod.reason
-            .as_deref()
-            .is_some_and(|r| r.contains("no IPPool available")),
-        "{:?}",
-        pod.reason
+    // No pool annotation, no namespace default and no `default: true` pool.
+    assert_eq!(
+        pod.reason,
+        Some(PendingReason::Spiderpool(SpiderError::NoSelectionRules))
     );
 }
 

@@ -9,6 +9,7 @@
 //! (policy scenarios are small).
 //! What this is not: no comparison (`diff::compare`), no rendering.
 
+use crate::sim::cluster::PendingReason;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -176,9 +177,6 @@ pub struct Digest {
     pub policy: Option<PolicyProbe>,
 }
 
-/// Calico's error when a node holds `maxBlocksPerHost` blocks (REFERENCE §1).
-const BLOCK_LIMIT: &str = "blocks reached for this node";
-
 impl Digest {
     pub fn new(
         scenario: &Scenario,
@@ -196,12 +194,12 @@ impl Digest {
                     PodFacts {
                         workload: p.workload.clone(),
                         status: p.status,
-                        reason: p.reason.clone(),
+                        reason: p.reason.as_ref().map(ToString::to_string),
                         node: p.node.clone(),
                         ip: p.ip,
                         pool: p.pool.clone(),
                         block: p.block,
-                        allocation_failure: p.ipam_failure,
+                        allocation_failure: p.pending_for_ipam(),
                     },
                 )
             })
@@ -225,7 +223,10 @@ impl Digest {
             })
             .collect();
         for p in &last.pods {
-            let limited = p.reason.as_deref().is_some_and(|r| r.contains(BLOCK_LIMIT));
+            let limited = p
+                .reason
+                .as_ref()
+                .is_some_and(PendingReason::reaches_block_limit);
             if let (true, Some(node)) = (limited, &p.node)
                 && let Some(n) = nodes.get_mut(node)
             {

@@ -584,9 +584,12 @@ fn pods(report: &Report) -> Section {
     }
 
     // Pods that are not running, grouped by (status, reason), largest group first.
-    let mut groups: BTreeMap<(PodStatus, &str), (usize, Vec<String>)> = BTreeMap::new();
+    let mut groups: BTreeMap<(PodStatus, String), (usize, Vec<String>)> = BTreeMap::new();
     for p in pods.iter().filter(|p| p.status != PodStatus::Running) {
-        let reason = p.reason.as_deref().unwrap_or("no reason given");
+        let reason = p
+            .reason
+            .as_ref()
+            .map_or_else(|| "no reason given".to_string(), ToString::to_string);
         let group = groups.entry((p.status, reason)).or_default();
         group.0 += 1;
         if group.1.len() < EXAMPLES {

@@ -11,16 +11,17 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use crate::ipam::calico::{
-    self, AssignRequest, CalicoIpam, IpPool, IpReservation, IpamChange, IpamConfig,
+    self, AssignRequest, CalicoIpam, IpPool, IpReservation, IpamChange, IpamConfig, IpamError,
 };
 use crate::ipam::spiderpool::{
-    PodHandle, SpiderIpPool, SpiderRequest, SpiderReservedIp, SpiderpoolIpam,
+    PodHandle, SpiderError, SpiderIpPool, SpiderRequest, SpiderReservedIp, SpiderpoolIpam,
 };
 use crate::model::Labels;
 use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network, WindowsHns};
 use crate::model::time::SimTime;
 use crate::model::topology::{Node, Os, Topology};
 use crate::scenario::kinds::{Namespace, ResourceSpec};
+use crate::sim::cluster::PendingReason;
 use crate::sim::snapshot::PoolRow;
 
 /// The annotation naming Calico pools for a pod or namespace (a JSON list of names or CIDRs).
@@ -146,7 +147,7 @@ impl Addressing {
                         }
                         for p in pools {
                             if let Err(e) = ipam.add_pool(p) {
-                                notes.push(format!("SpiderIPPool refused: {}", e.message));
+                                notes.push(format!("SpiderIPPool refused: {}", e));
                             }
                         }
                         ipam
@@ -188,13 +189,13 @@ impl Addressing {
         }
     }
 
-    /// Asks for a pod's address; `Err` carries Calico's or Spiderpool's own words.
+    /// Asks for a pod's address; `Err` says why there is none.
     pub fn assign(
         &mut self,
         now: SimTime,
         req: &PodRequest<'_>,
         namespaces: &Namespaces,
-    ) -> Result<PodAddress, String> {
+    ) -> Result<PodAddress, PendingReason> {
         let ns = namespaces.get(req.namespace);
         let empty = Labels::new();
         let ns_annotations = ns.map_or(&empty, |n| &n.annotations);
@@ -207,21 +208,20 @@ impl Addressing {
         match self {
             Addressing::Calico(ipam) => {
                 if let Some(fixed) = req.annotations.get(CALICO_IP_ADDRS) {
+                    let annotation = PendingReason::CalicoAnnotation;
                     let ips = parse_json_list(fixed).map_err(|e| {
-                        format!("failed to parse {CALICO_IP_ADDRS} annotation: {e}")
+                        annotation(format!("failed to parse {CALICO_IP_ADDRS} annotation: {e}"))
                     })?;
                     let Some(first) = ips.first() else {
-                        return Err(format!("{CALICO_IP_ADDRS} annotation names no address"));
+                        return Err(annotation(format!(
+                            "{CALICO_IP_ADDRS} annotation names no address"
+                        )));
                     };
                     let ip: IpAddr = first.parse().map_err(|_| {
-                        format!("{CALICO_IP_ADDRS}: `{first}` is not an IP address")
+                        annotation(format!("{CALICO_IP_ADDRS}: `{first}` is not an IP address"))
                     })?;
                     let outcome = ipam.assign_ip(now, &handle, &req.node.name, ip);
-                    return match (outcome.allocations.first(), outcome.error) {
-                        (Some(a), None) => Ok(calico_address(a)),
-                        (_, Some(e)) => Err(e),
-                        (None, None) => Err(format!("could not assign {ip}")),
-                    };
+                    return calico_outcome(outcome);
                 }
                 let pools = match req
                     .annotations
@@ -229,19 +229,16 @@ impl Addressing {
                     .or(ns_annotations.get(CALICO_IPV4_POOLS))
                 {
                     Some(text) => Some(parse_json_list(text).map_err(|e| {
-                        format!("failed to parse {CALICO_IPV4_POOLS} annotation: {e}")
+                        PendingReason::CalicoAnnotation(format!(
+                            "failed to parse {CALICO_IPV4_POOLS} annotation: {e}"
+                        ))
                     })?),
                     None => None,
                 };
                 let mut request = AssignRequest::pod(&handle, &req.node.name, req.namespace);
                 request.namespace_labels = ns_labels;
                 request.pools = pools;
-                let outcome = ipam.auto_assign(now, &request);
-                match (outcome.allocations.first(), outcome.error) {
-                    (Some(a), _) => Ok(calico_address(a)),
-                    (None, Some(e)) => Err(e),
-                    (None, None) => Err("no address was assigned".to_string()),
-                }
+                calico_outcome(ipam.auto_assign(now, &request))
             }
             Addressing::Spiderpool(ipam) => {
                 let pod = PodHandle::new(req.namespace, req.name);
@@ -255,11 +252,12 @@ impl Addressing {
                     node_labels: &req.node.labels,
                     stateful: req.stateful,
                 };
-                let assignment = ipam.allocate(&request).map_err(|e| e.message)?;
-                let a = assignment
-                    .allocations
-                    .first()
-                    .ok_or_else(|| "no address was assigned".to_string())?;
+                let assignment = ipam.allocate(&request).map_err(PendingReason::Spiderpool)?;
+                // One address per requested family, or an error: nothing means no family
+                // was asked for, which Spiderpool refuses before allocating.
+                let Some(a) = assignment.allocations.first() else {
+                    return Err(PendingReason::Spiderpool(SpiderError::NoSelectionRules));
+                };
                 Ok(PodAddress {
                     ip: a.ip,
                     pool: a.pool.clone(),
@@ -317,7 +315,7 @@ impl Addressing {
                 } else {
                     ipam.add_pool(p.clone())
                 };
-                result.err().map(|e| e.message)
+                result.err().map(|e| e.to_string())
             }
             (Addressing::Spiderpool(ipam), ResourceSpec::SpiderReservedIp(r)) => {
                 ipam.set_reserved_ip(r.clone());
@@ -450,6 +448,20 @@ impl Addressing {
             Addressing::Calico(ipam) => Some(ipam),
             Addressing::Spiderpool(_) => None,
         }
+    }
+}
+
+/// A pod's first address from Calico's answer, or why there is none.
+fn calico_outcome(outcome: calico::AssignOutcome) -> Result<PodAddress, PendingReason> {
+    match (outcome.allocations.first(), outcome.error) {
+        (Some(a), _) => Ok(calico_address(a)),
+        (None, error) => Err(PendingReason::CalicoIpam(error.unwrap_or(
+            IpamError::Shortfall {
+                assigned: 0,
+                requested: 1,
+                v6: false,
+            },
+        ))),
     }
 }
 

@@ -7,8 +7,11 @@
 //! module only keeps the books.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 use super::addressing::PodAddress;
+use crate::ipam::calico::IpamError;
+use crate::ipam::spiderpool::SpiderError;
 use crate::model::topology::NodeId;
 use crate::model::workload::{PodStatus, Workload, WorkloadId};
 
@@ -34,11 +37,53 @@ pub struct Pod {
     pub name: String,
     pub node: Option<NodeId>,
     pub status: PodStatus,
-    /// Why it is Pending (`Unschedulable` or the IPAM's own words).
-    pub reason: Option<String>,
+    /// Why it is Pending.
+    pub reason: Option<PendingReason>,
     pub address: Option<PodAddress>,
-    /// The last attempt to give it an address failed (it is Pending for an IPAM reason).
-    pub ipam_failure: bool,
+}
+
+/// Why a pod is Pending, in the words of the component that keeps it there (kube-scheduler,
+/// Calico's CNI plugin and IPAM, Spiderpool), so that the reason can be looked up in that
+/// component's code and logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PendingReason {
+    /// kube-scheduler found no node the pod may run on.
+    Unschedulable,
+    /// Calico IPAM handed out no address.
+    CalicoIpam(IpamError),
+    /// Calico's CNI plugin could not use the pod's address annotations (podnet's words).
+    CalicoAnnotation(String),
+    /// Spiderpool handed out no address.
+    Spiderpool(SpiderError),
+}
+
+impl PendingReason {
+    /// The pod was scheduled but got no address: IPAM (or the CNI plugin in front of it)
+    /// keeps it Pending, and a retry may succeed when addresses are freed.
+    pub fn is_addressing(&self) -> bool {
+        !matches!(self, PendingReason::Unschedulable)
+    }
+
+    /// Calico refused an address because the node is at its block limit.
+    pub fn reaches_block_limit(&self) -> bool {
+        matches!(self, PendingReason::CalicoIpam(e) if e.reaches_block_limit())
+    }
+
+    /// A pod with this status, placement and reason is scheduled and Pending for an address.
+    pub fn holds_scheduled(status: PodStatus, scheduled: bool, reason: Option<&Self>) -> bool {
+        status == PodStatus::Pending && scheduled && reason.is_some_and(Self::is_addressing)
+    }
+}
+
+impl fmt::Display for PendingReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PendingReason::Unschedulable => f.write_str("Unschedulable"),
+            PendingReason::CalicoIpam(e) => write!(f, "{e}"),
+            PendingReason::CalicoAnnotation(problem) => f.write_str(problem),
+            PendingReason::Spiderpool(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 impl Pod {
@@ -48,7 +93,7 @@ impl Pod {
     }
 
     pub fn pending_for_ipam(&self) -> bool {
-        self.status == PodStatus::Pending && self.ipam_failure && self.node.is_some()
+        PendingReason::holds_scheduled(self.status, self.node.is_some(), self.reason.as_ref())
     }
 }
 
@@ -149,7 +194,6 @@ impl Cluster {
                 status: PodStatus::Pending,
                 reason: None,
                 address: None,
-                ipam_failure: false,
             },
         );
         self.by_name

@@ -2,6 +2,7 @@
 //! IPAM, retries of pending pods, removal, and IPAM's garbage collection of empty blocks.
 
 use super::*;
+use crate::sim::cluster::PendingReason;
 
 impl Simulation<'_> {
     pub(super) fn queue_creations(&mut self, from: SimTime, slots: Vec<(WorkloadId, PodSlot)>) {
@@ -90,9 +91,9 @@ impl Simulation<'_> {
             };
             let Some(node) = node else {
                 let pod = self.world.cluster.pod_mut(id);
-                if pod.reason.as_deref() != Some("Unschedulable") {
+                if pod.reason != Some(PendingReason::Unschedulable) {
                     pod.status = PodStatus::Pending;
-                    pod.reason = Some("Unschedulable".to_string());
+                    pod.reason = Some(PendingReason::Unschedulable);
                     let key = pod.key();
                     self.record("podPending", key, "Unschedulable: no eligible node");
                 }
@@ -148,14 +149,13 @@ impl Simulation<'_> {
                 pod.reason = None;
                 self.record("podAddressed", key, outcome);
             }
-            Err(message) => {
+            Err(reason) => {
                 let pod = self.world.cluster.pod_mut(id);
-                let changed = pod.reason.as_deref() != Some(message.as_str());
+                let changed = pod.reason.as_ref() != Some(&reason);
                 pod.status = PodStatus::Pending;
-                pod.reason = Some(message.clone());
-                pod.ipam_failure = true;
+                pod.reason = Some(reason.clone());
                 if changed {
-                    self.record("podPending", key, message);
+                    self.record("podPending", key, reason.to_string());
                 }
                 self.retry_at_timed_release();
             }

@@ -15,6 +15,7 @@ use ipnet::IpNet;
 use serde::Serialize;
 
 use super::World;
+use super::cluster::PendingReason;
 use super::dataplane;
 use crate::bgp::{BgpEngine, SessionState, SpeakerId};
 use crate::forwarding::connect::PolicyInputs;
@@ -40,12 +41,18 @@ pub struct PodRow {
     pub block: Option<IpNet>,
     pub borrowed: bool,
     pub status: PodStatus,
-    pub reason: Option<String>,
-    #[serde(skip)]
-    pub ipam_failure: bool,
+    #[serde(serialize_with = "crate::model::opt_as_display")]
+    pub reason: Option<PendingReason>,
     /// The pod's key in the dataplane.
     #[serde(skip)]
     pub key: PodKey,
+}
+
+impl PodRow {
+    /// Scheduled and Pending because IPAM gave it no address.
+    pub fn pending_for_ipam(&self) -> bool {
+        PendingReason::holds_scheduled(self.status, self.node.is_some(), self.reason.as_ref())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -311,7 +318,6 @@ impl Snapshot {
                     borrowed: a.is_some_and(|a| a.borrowed),
                     status: p.status,
                     reason: p.reason.clone(),
-                    ipam_failure: p.pending_for_ipam(),
                     key: PodKey(p.id.0),
                 }
             })
@@ -401,6 +407,6 @@ impl Snapshot {
 
     /// Pods Pending because IPAM could not give them an address.
     pub fn allocation_failures(&self) -> usize {
-        self.pods.iter().filter(|p| p.ipam_failure).count()
+        self.pods.iter().filter(|p| p.pending_for_ipam()).count()
     }
 }

@@ -4,7 +4,8 @@
 //! and with the requests the CNI plugin and calico-node would make (`AutoAssign`, `AssignIP`,
 //! `ReleaseByHandle`, tunnel addresses), plus the periodic work of kube-controllers (empty-block
 //! garbage collection, node deletion). Every result is data: an exhausted pool or a block limit
-//! is an [`AssignOutcome`] carrying Calico's own message, never a panic and never an `Err`.
+//! is an [`AssignOutcome`] carrying an [`IpamError`] (Calico's own words), never a panic and never
+//! an `Err`.
 //!
 //! Invariants kept by every operation (and checked by the property tests):
 //! - no address is held by two handles, and every held address lies inside its block and pool;
@@ -16,12 +17,14 @@
 //! retries; LoadBalancer (virtual-node) affinity, KubeVirt persistence and per-handle
 //! allocation caps are not modelled; it never reads a clock — time is passed in.
 //!
-//! Layout: `pool` holds the resources and their validation, `walk` the per-node block order,
-//! `block` one allocation block, `allocator` the state machine, `query` the read-only views.
+//! Layout: `pool` holds the resources and their validation, `error` Calico's refusals, `walk`
+//! the per-node block order, `block` one allocation block, `allocator` the state machine,
+//! `query` the read-only views.
 
 mod allocator;
 mod arena;
 mod block;
+mod error;
 mod intern;
 mod pool;
 mod query;
@@ -31,6 +34,7 @@ mod walk;
 mod vectors;
 
 pub use allocator::CalicoIpam;
+pub use error::IpamError;
 pub use pool::{
     AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig, Problem,
     default_block_size, validate,
@@ -146,17 +150,16 @@ pub struct Allocation {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AssignOutcome {
     pub allocations: Vec<Allocation>,
-    /// Calico's words: the error `AutoAssign` returned, or the messages it attached to a
-    /// partial result (joined with `"; "` as `PartialFulfillmentError` does). `None` when every
-    /// requested address was handed out.
-    pub error: Option<String>,
+    /// Why it fell short: the error `AutoAssign` returned, or the messages it attached to a
+    /// partial result. `None` when every requested address was handed out.
+    pub error: Option<IpamError>,
 }
 
 impl AssignOutcome {
-    pub(crate) fn failed(message: String) -> AssignOutcome {
+    pub(crate) fn failed(error: IpamError) -> AssignOutcome {
         AssignOutcome {
             allocations: Vec::new(),
-            error: Some(message),
+            error: Some(error),
         }
     }
 }
@@ -216,72 +219,5 @@ impl IpamChange {
             | IpamChange::BorrowReleased { .. } => true,
             IpamChange::BlockClaimed { .. } | IpamChange::Borrowed { .. } => false,
         }
-    }
-}
-
-/// Calico's messages, verbatim, with the file each comes from.
-pub mod messages {
-    /// `ipam.go` ErrStrictAffinity.
-    pub const WINDOWS_STRICT_AFFINITY: &str =
-        "global strict affinity should not be false for Windows node";
-    /// `ipam.go` ErrNoQualifiedPool.
-    pub const NO_QUALIFIED_POOL: &str = "cannot find a qualified ippool";
-    /// `ipam.go` autoAssign, when no affine block is left and the claim walk found nothing.
-    pub const STRICT_NO_FREE_BLOCKS: &str =
-        "No more free affine blocks and strict affinity enabled";
-    /// `ipam.go` findOrClaimBlock with autoAllocateBlocks false.
-    pub const FAILED_TO_FIND_OR_CLAIM: &str = "failed to find or claim a block";
-    /// `ipam.go` AssignIP (the trailing newline is Calico's).
-    pub const NOT_IN_POOL: &str = "The provided IP address is not in a configured pool\n";
-    /// `ipam_block.go` assign.
-    pub const AFFINITY_MISMATCH: &str = "Block host affinity does not match";
-
-    /// `ipam.go` autoAssign at the per-host block limit.
-    pub fn block_limit(limit: u32) -> String {
-        format!(
-            "Need to allocate an IPAM block but could not - limit of {limit} blocks reached for this node"
-        )
-    }
-    /// `ipam.go` prepareAffinityBlocksForHost.
-    pub fn no_pools_for_node(node: &str) -> String {
-        format!("no configured Calico pools for node {node}")
-    }
-    /// `ipam.go` prepareAffinityBlocksForHost, after filtering by allowedUses.
-    pub fn no_pool_for_use(use_: &str) -> String {
-        format!("{NO_QUALIFIED_POOL}, no pools match the required use ({use_})")
-    }
-    /// `ipam.go` determinePools for a named pool that is missing or disabled.
-    pub fn pool_not_enabled(cidr: &str) -> String {
-        format!("the given pool ({cidr}) does not exist, or is not enabled")
-    }
-    /// `cni-plugin/pkg/ipamplugin` ResolvePools for a name that is neither a pool nor a CIDR.
-    pub fn unresolvable_pool(name: &str) -> String {
-        format!("error parsing pool \"{name}\": invalid CIDR address: {name}")
-    }
-    /// `ipam.go` autoAssign after borrowing: Go's `%v` of a string slice.
-    pub fn pools_exhausted(cidrs: &[String]) -> String {
-        format!("No IPs available in pools: [{}]", cidrs.join(" "))
-    }
-    /// `ipam.go` findOrClaimBlock when a freshly claimed block has no usable address.
-    pub fn claimed_block_too_small(block: &str, free: u32) -> String {
-        format!("Block '{block}' has {free} free ips which is less than 1 ips required.")
-    }
-    /// `ipam_block.go` assign on a block with no affinity under strict affinity.
-    pub fn no_affinity(block: &str) -> String {
-        format!("Attempt to assign from block {block} with no affinity")
-    }
-    /// `ipam_block.go` assign on an address already held (`cerrors.ErrorResourceAlreadyExists`).
-    pub fn already_assigned(ip: &str) -> String {
-        format!("resource already exists: {ip} with error: Address already assigned in block")
-    }
-    /// `ipam.go` AssignIP when the pool does not allow the use.
-    pub fn use_not_allowed(ip: &str, pool: &str, use_: &str, allowed: &str) -> String {
-        format!(
-            "IP address {ip} is in IP pool \"{pool}\", which is not allowed for use \"{use_}\" (allowedUses: [{allowed}])"
-        )
-    }
-    /// The node lookup in prepareAffinityBlocksForHost (`cerrors.ErrorResourceDoesNotExist`).
-    pub fn unknown_node(node: &str) -> String {
-        format!("resource does not exist: Node({node}) with error: nodes \"{node}\" not found")
     }
 }

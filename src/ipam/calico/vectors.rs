@@ -55,6 +55,10 @@ fn ask(ipam: &mut CalicoIpam, handle: &str, node: &str, n: u32) -> AssignOutcome
     ipam.auto_assign(T0, &req)
 }
 
+fn net(s: &str) -> IpNet {
+    s.parse().expect("prefix in fixture")
+}
+
 fn ips(o: &AssignOutcome) -> Vec<String> {
     o.allocations.iter().map(|a| a.ip.to_string()).collect()
 }
@@ -106,8 +110,10 @@ fn v2_whole_pool_then_one_too_many() {
     let o = ask(&mut over, "h", "host-a", 257);
     assert_eq!(o.allocations.len(), 256);
     assert_eq!(
-        o.error.as_deref(),
-        Some("No IPs available in pools: [192.168.1.0/24]")
+        o.error,
+        Some(IpamError::PoolsExhausted {
+            pools: vec![net("192.168.1.0/24")]
+        })
     );
 }
 
@@ -120,12 +126,7 @@ fn v3_per_host_block_limit_stops_claiming_and_borrowing() {
         req.max_blocks_per_host = limit;
         let o = ipam.auto_assign(T0, &req);
         assert_eq!(o.allocations.len(), expected);
-        assert_eq!(
-            o.error.unwrap(),
-            format!(
-                "Need to allocate an IPAM block but could not - limit of {limit} blocks reached for this node"
-            )
-        );
+        assert_eq!(o.error, Some(IpamError::BlockLimit { limit }));
     }
 }
 
@@ -141,10 +142,7 @@ fn v4_strict_affinity_stops_at_the_named_pool() {
     req.pools = Some(vec!["192.168.1.0/26".into()]);
     let o = ipam.auto_assign(T0, &req);
     assert_eq!(o.allocations.len(), 64);
-    assert_eq!(
-        o.error.as_deref(),
-        Some("No more free affine blocks and strict affinity enabled")
-    );
+    assert_eq!(o.error, Some(IpamError::StrictNoFreeBlocks));
 }
 
 #[test]
@@ -167,14 +165,13 @@ fn v5_max_blocks_per_host() {
             "allocation {i}"
         );
     }
-    let limit =
-        "Need to allocate an IPAM block but could not - limit of 2 blocks reached for this node";
+    let limit = IpamError::BlockLimit { limit: 2 };
     let o = ask(&mut ipam, "h9", "host1", 1);
-    assert_eq!((o.allocations.len(), o.error.as_deref()), (0, Some(limit)));
+    assert_eq!((o.allocations.len(), o.error.as_ref()), (0, Some(&limit)));
     let o = ask(&mut ipam, "x", "host2", 1);
     assert_eq!((o.allocations.len(), o.error), (1, None));
     let o = ask(&mut ipam, "h10", "host1", 1);
-    assert_eq!((o.allocations.len(), o.error.as_deref()), (0, Some(limit)));
+    assert_eq!((o.allocations.len(), o.error.as_ref()), (0, Some(&limit)));
 }
 
 #[test]
@@ -196,10 +193,7 @@ fn v6_single_block_borrowed_unless_strict() {
     assert_eq!(ask(&mut tight, "a", "host1", 1).allocations.len(), 1);
     let o = ask(&mut tight, "b", "host2", 1);
     assert_eq!(o.allocations.len(), 0);
-    assert_eq!(
-        o.error.as_deref(),
-        Some("No more free affine blocks and strict affinity enabled")
-    );
+    assert_eq!(o.error, Some(IpamError::StrictNoFreeBlocks));
 }
 
 #[test]
@@ -214,11 +208,13 @@ fn v7_node_selectors_choose_the_pool() {
     ipam.upsert_node(n);
     let o = ask(&mut ipam, "h", "host", 300);
     assert_eq!(o.allocations.len(), 256);
-    let net: IpNet = "10.0.0.0/24".parse().unwrap();
-    assert!(o.allocations.iter().all(|a| net.contains(&a.ip)));
+    let pool_net = net("10.0.0.0/24");
+    assert!(o.allocations.iter().all(|a| pool_net.contains(&a.ip)));
     assert_eq!(
-        o.error.as_deref(),
-        Some("No IPs available in pools: [10.0.0.0/24]")
+        o.error,
+        Some(IpamError::PoolsExhausted {
+            pools: vec![net("10.0.0.0/24")]
+        })
     );
 }
 
@@ -236,10 +232,7 @@ fn v8_windows_blocks_reserve_first_three_and_last() {
     let mut ipam = windows_ipam(false, &["win"]);
     let o = ask(&mut ipam, "h", "win", 256);
     assert_eq!(o.allocations.len(), 240);
-    assert_eq!(
-        o.error.as_deref(),
-        Some("No more free affine blocks and strict affinity enabled")
-    );
+    assert_eq!(o.error, Some(IpamError::StrictNoFreeBlocks));
     for a in &o.allocations {
         let IpAddr::V4(v4) = a.ip else {
             panic!("v4 pool")
@@ -262,12 +255,7 @@ fn v9_four_windows_hosts_get_sixty_each_and_never_borrow() {
         let o = ask(&mut ipam, &format!("{h}-1"), h, 100);
         assert_eq!(o.allocations.len(), 59);
         assert!(o.allocations.iter().all(|a| !a.borrowed));
-        assert_eq!(
-            o.error.as_deref(),
-            Some(
-                "Need to allocate an IPAM block but could not - limit of 1 blocks reached for this node"
-            )
-        );
+        assert_eq!(o.error, Some(IpamError::BlockLimit { limit: 1 }));
     }
 }
 
@@ -280,10 +268,7 @@ fn windows_without_strict_affinity_always_fails() {
     );
     ipam.upsert_node(node("win", Os::Windows));
     let o = ask(&mut ipam, "h", "win", 1);
-    assert_eq!(
-        o.error.as_deref(),
-        Some("global strict affinity should not be false for Windows node")
-    );
+    assert_eq!(o.error, Some(IpamError::WindowsStrictAffinity));
     assert!(o.allocations.is_empty());
 }
 
@@ -292,8 +277,8 @@ fn windows_skips_pools_with_blocks_smaller_than_a_29() {
     let mut ipam = ipam(vec![pool("p", "100.0.0.0/24", 30)], strict(), &[]);
     ipam.upsert_node(node("win", Os::Windows));
     assert_eq!(
-        ask(&mut ipam, "h", "win", 1).error.as_deref(),
-        Some("cannot find a qualified ippool")
+        ask(&mut ipam, "h", "win", 1).error,
+        Some(IpamError::NoQualifiedPool)
     );
 }
 
@@ -354,8 +339,10 @@ fn reservations_are_never_handed_out() {
             .all(|a| !cidrs.iter().any(|c| c.contains(&a.ip)))
     );
     assert_eq!(
-        o.error.as_deref(),
-        Some("No IPs available in pools: [10.0.0.0/26]")
+        o.error,
+        Some(IpamError::PoolsExhausted {
+            pools: vec![net("10.0.0.0/26")]
+        })
     );
 }
 
@@ -450,8 +437,8 @@ fn disabled_pool_gives_nothing_new_and_selector_change_releases_empty_affinity()
     p.disabled = true;
     ipam.upsert_pool(p.clone()).unwrap();
     assert_eq!(
-        ask(&mut ipam, "x", "a", 1).error.as_deref(),
-        Some("cannot find a qualified ippool")
+        ask(&mut ipam, "x", "a", 1).error,
+        Some(IpamError::NoQualifiedPool)
     );
     p.disabled = false;
     p.node_selector = Selector::parse("zone == 'b'").unwrap();
@@ -467,8 +454,8 @@ fn disabled_pool_gives_nothing_new_and_selector_change_releases_empty_affinity()
         "emptied, its pool no longer selects the node"
     );
     assert_eq!(
-        ask(&mut ipam, "y", "a", 1).error.as_deref(),
-        Some("no configured Calico pools for node a")
+        ask(&mut ipam, "y", "a", 1).error,
+        Some(IpamError::NoPoolsForNode { node: "a".into() })
     );
 }
 
@@ -484,18 +471,24 @@ fn named_pool_errors_and_allowed_uses() {
     let mut req = AssignRequest::pod("h", "n", "default");
     req.pools = Some(vec!["nope".into()]);
     assert_eq!(
-        ipam.auto_assign(T0, &req).error.as_deref(),
-        Some("error parsing pool \"nope\": invalid CIDR address: nope")
+        ipam.auto_assign(T0, &req).error,
+        Some(IpamError::UnresolvablePool {
+            name: "nope".into()
+        })
     );
     req.pools = Some(vec!["10.9.0.0/24".into()]);
     assert_eq!(
-        ipam.auto_assign(T0, &req).error.as_deref(),
-        Some("the given pool (10.9.0.0/24) does not exist, or is not enabled")
+        ipam.auto_assign(T0, &req).error,
+        Some(IpamError::PoolNotEnabled {
+            cidr: net("10.9.0.0/24")
+        })
     );
     req.pools = Some(vec!["t".into()]);
     assert_eq!(
-        ipam.auto_assign(T0, &req).error.as_deref(),
-        Some("cannot find a qualified ippool, no pools match the required use (Workload)")
+        ipam.auto_assign(T0, &req).error,
+        Some(IpamError::NoPoolForUse {
+            use_: AllowedUse::Workload
+        })
     );
 }
 
@@ -512,24 +505,15 @@ fn assign_ip_claims_the_block_and_refuses_duplicates() {
     assert_eq!(o.allocations[0].block.to_string(), "10.0.0.64/26");
     assert_eq!(ipam.owner(ip).unwrap().handle, "fixed");
     let o = ipam.assign_ip(T0, "other", "b", ip);
-    assert_eq!(
-        o.error.as_deref(),
-        Some("resource already exists: 10.0.0.70 with error: Address already assigned in block")
-    );
+    assert_eq!(o.error, Some(IpamError::AlreadyAssigned { ip }));
     let o = ipam.assign_ip(T0, "x", "a", "192.168.0.1".parse().unwrap());
-    assert_eq!(
-        o.error.as_deref(),
-        Some("The provided IP address is not in a configured pool\n")
-    );
+    assert_eq!(o.error, Some(IpamError::NotInPool));
     // Borrowed under non-strict affinity; refused under strict.
     let o = ipam.assign_ip(T0, "y", "b", "10.0.0.71".parse().unwrap());
     assert!(o.allocations[0].borrowed);
     ipam.set_config(strict());
     let o = ipam.assign_ip(T0, "z", "b", "10.0.0.72".parse().unwrap());
-    assert_eq!(
-        o.error.as_deref(),
-        Some("Block host affinity does not match")
-    );
+    assert_eq!(o.error, Some(IpamError::AffinityMismatch));
 }
 
 #[test]
@@ -622,10 +606,7 @@ fn v3_32_reclaims_another_nodes_block_empty_for_a_minute() {
     let later = T0 + SimDuration::from_secs(60);
     let mut old = build(Profile::V3_30);
     let o = old.auto_assign(later, &AssignRequest::pod("y", "b", "default"));
-    assert_eq!(
-        o.error.as_deref(),
-        Some("No more free affine blocks and strict affinity enabled")
-    );
+    assert_eq!(o.error, Some(IpamError::StrictNoFreeBlocks));
     let mut new = build(Profile::V3_32);
     let young = new.auto_assign(
         T0 + SimDuration::from_secs(59),

@@ -21,6 +21,7 @@
 //! Spiderpool allocates a StatefulSet pod's kept address back only while its pool is still
 //! among the pod's candidates; podnet does the same, for all families at once.
 
+mod error;
 mod pool;
 mod select;
 
@@ -32,6 +33,7 @@ use ipnet::IpNet;
 
 use crate::ipam::ranges::RangeSet;
 
+pub use error::{Shortfall, SpiderError};
 pub use pool::{
     IpFamily, IpRange, PoolProblem, Severity, SpiderIpPool, SpiderReservedIp, parse_ip_ranges,
     parse_subnet, validate,
@@ -99,28 +101,6 @@ pub struct SpiderAssignment {
     /// recreated under the same name).
     pub reused: bool,
 }
-
-/// Why a pod got no address, in Spiderpool's words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpiderError {
-    pub message: String,
-}
-
-impl SpiderError {
-    pub fn new(message: impl Into<String>) -> SpiderError {
-        SpiderError {
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for SpiderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for SpiderError {}
 
 /// A pool's numbers for reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,9 +203,9 @@ pub struct SpiderpoolIpam {
 }
 
 fn not_found(name: &str) -> SpiderError {
-    SpiderError::new(format!(
-        "spiderippools.spiderpool.spidernet.io \"{name}\" not found"
-    ))
+    SpiderError::PoolNotFound {
+        name: name.to_string(),
+    }
 }
 
 impl SpiderpoolIpam {
@@ -288,7 +268,7 @@ impl SpiderpoolIpam {
             .into_iter()
             .find(|p| p.pool_index == last && p.severity == Severity::Error)
         {
-            Some(p) => Err(SpiderError::new(p.to_string())),
+            Some(p) => Err(SpiderError::Webhook(p)),
             None => Ok(()),
         }
     }
@@ -296,10 +276,9 @@ impl SpiderpoolIpam {
     /// Adds a pool at run time, checked as Spiderpool's webhook would check it.
     pub fn add_pool(&mut self, pool: SpiderIpPool) -> Result<(), SpiderError> {
         if self.pools.contains_key(&pool.name) {
-            return Err(SpiderError::new(format!(
-                "IPPool {} AlreadyExists",
-                pool.name
-            )));
+            return Err(SpiderError::AlreadyExists {
+                name: pool.name.clone(),
+            });
         }
         self.webhook_check(&pool)?;
         let reserved = self.reserved_for(pool.family()).clone();
@@ -315,18 +294,14 @@ impl SpiderpoolIpam {
             return Err(not_found(&pool.name));
         };
         if state.spec.subnet != pool.subnet {
-            return Err(SpiderError::new(
-                "spec.subnet: Forbidden: is not changeable",
-            ));
+            return Err(SpiderError::SubnetNotChangeable);
         }
         let total = pool.total_ips();
         if let Some((a, pod)) = state.holders.iter().find(|(a, _)| !total.contains(**a)) {
-            return Err(SpiderError::new(format!(
-                "spec.ips: Forbidden: remove an IP address {} that is being used by Pod {pod}, \
-                 total IP addresses of an IPPool are jointly determined by 'spec.ips' and \
-                 'spec.excludeIPs'",
-                u128_to_ip(pool.family(), *a)
-            )));
+            return Err(SpiderError::AddressInUse {
+                ip: u128_to_ip(pool.family(), *a),
+                pod: pod.clone(),
+            });
         }
         self.webhook_check(&pool)?;
         let reserved = self.reserved_for(pool.family()).clone();
@@ -436,12 +411,12 @@ impl SpiderpoolIpam {
                 }
             }
             if survivors.is_empty() {
-                return Err(SpiderError::new(format!(
-                    "no IPPool available, all IPv{} IPPools {} of {nic} filtered out: {}",
-                    fc.family.version(),
-                    select::go_list(&fc.pools),
-                    select::aggregate(&reasons)
-                )));
+                return Err(SpiderError::AllFilteredOut {
+                    family: fc.family,
+                    nic: nic.clone(),
+                    pools: fc.pools.clone(),
+                    reasons,
+                });
             }
             warnings.extend(select::sort_by_priority(
                 &mut survivors,
@@ -455,9 +430,8 @@ impl SpiderpoolIpam {
         }
 
         let mut allocations = Vec::new();
-        let mut failures = Vec::new();
+        let mut shortfalls = Vec::new();
         for (family, pools) in plans {
-            let mut reasons = Vec::new();
             let mut got = None;
             for name in &pools {
                 match self
@@ -469,28 +443,26 @@ impl SpiderpoolIpam {
                         got = Some(a);
                         break;
                     }
-                    // constant.ErrIPUsedOut (pkg/constant/errors.go)
-                    None => reasons.push("all IP addresses used out".to_string()),
+                    None => continue,
                 }
             }
             match got {
                 Some(a) => allocations.push(a),
-                None => failures.push(format!(
-                    "failed to allocate any IPv{} IP address to NIC {nic} from IPPools {}: {}",
-                    family.version(),
-                    select::go_list(&pools),
-                    select::aggregate(&reasons)
-                )),
+                None => shortfalls.push(Shortfall {
+                    family,
+                    nic: nic.clone(),
+                    pools,
+                }),
             }
         }
-        if !failures.is_empty() {
+        if !shortfalls.is_empty() {
             // All or nothing: a dual-stack pod with one family missing gets neither.
             for a in &allocations {
                 if let Some(state) = self.pools.get_mut(&a.pool) {
                     state.give_back(a.ip);
                 }
             }
-            return Err(SpiderError::new(select::aggregate(&failures)));
+            return Err(SpiderError::UsedOut { shortfalls });
         }
         self.pods.insert(
             req.pod.clone(),
@@ -646,8 +618,8 @@ mod tests {
                 stateful: self.stateful,
             })
         }
-        /// Allocates and returns the single address, or the error text.
-        fn ip_of(&self, ipam: &mut SpiderpoolIpam, pod: &str) -> Result<String, String> {
+        /// Allocates and returns the single address, or the error.
+        fn ip_of(&self, ipam: &mut SpiderpoolIpam, pod: &str) -> Result<String, SpiderError> {
             self.allocate(ipam, &PodHandle::new("default", pod))
                 .map(|a| {
                     a.allocations
@@ -656,7 +628,14 @@ mod tests {
                         .collect::<Vec<_>>()
                         .join(",")
                 })
-                .map_err(|e| e.message)
+        }
+    }
+
+    fn v4_shortfall(pools: &[&str]) -> Shortfall {
+        Shortfall {
+            family: IpFamily::V4,
+            nic: "eth0".into(),
+            pools: pools.iter().map(|p| p.to_string()).collect(),
         }
     }
 
@@ -710,7 +689,9 @@ mod tests {
         assert_eq!(w.ip_of(&mut m, "a"), Ok("10.0.0.41".into()));
         assert_eq!(
             w.ip_of(&mut m, "b"),
-            Err("failed to allocate any IPv4 IP address to NIC eth0 from IPPools [p]: all IP addresses used out".into())
+            Err(SpiderError::UsedOut {
+                shortfalls: vec![v4_shortfall(&["p"])]
+            })
         );
     }
 
@@ -728,7 +709,15 @@ mod tests {
         let on_n3 = World::on("n3").pool_annotation(&["p6", "p7"]);
         assert_eq!(
             on_n3.ip_of(&mut m, "y"),
-            Err("no IPPool available, all IPv4 IPPools [p6 p7] of eth0 filtered out: [unmatched Node name of IPPool p6, unmatched Node name of IPPool p7]".into())
+            Err(SpiderError::AllFilteredOut {
+                family: IpFamily::V4,
+                nic: "eth0".into(),
+                pools: vec!["p6".into(), "p7".into()],
+                reasons: vec![
+                    "unmatched Node name of IPPool p6".into(),
+                    "unmatched Node name of IPPool p7".into()
+                ],
+            })
         );
     }
 
@@ -736,26 +725,32 @@ mod tests {
     fn request_errors_use_spiderpool_wording() {
         let mut m = ipam(vec![pool("a", "10.0.0.0/24", &["10.0.0.1"])], vec![]);
         let none = World::on("n1");
-        assert_eq!(
-            none.ip_of(&mut m, "p"),
-            Err("no IPPool available, no pool selection rules of any type are specified".into())
-        );
+        assert_eq!(none.ip_of(&mut m, "p"), Err(SpiderError::NoSelectionRules));
         let missing = World::on("n1").pool_annotation(&["a", "ghost"]);
         assert_eq!(
             missing.ip_of(&mut m, "p"),
-            Err("failed to get original IPPool ghost: spiderippools.spiderpool.spidernet.io \"ghost\" not found".into())
+            Err(SpiderError::OriginalPoolNotFound {
+                name: "ghost".into()
+            })
         );
         let dup = World::on("n1").pool_annotation(&["a", "a"]);
         assert_eq!(
             dup.ip_of(&mut m, "p"),
-            Err("wrong input, duplicate IPPool a specified for NIC eth0".into())
+            Err(SpiderError::DuplicatePool {
+                name: "a".into(),
+                nic: "eth0".into()
+            })
         );
         let mut bad = World::on("n1");
         bad.pod_annotations
             .insert(ANNO_POD_IPPOOL.into(), "{\"ipv4\": [".into());
-        assert!(bad.ip_of(&mut m, "p").is_err_and(|e| e.starts_with(
-            "wrong input, invalid format of Pod annotation 'ipam.spidernet.io/ippool': "
-        )));
+        assert!(matches!(
+            bad.ip_of(&mut m, "p"),
+            Err(SpiderError::PodAnnotation {
+                key: ANNO_POD_IPPOOL,
+                ..
+            })
+        ));
         // Nothing was allocated by the failures.
         assert_eq!(m.pool_usage("a").map(|u| u.allocated), Some(0));
     }
@@ -801,7 +796,9 @@ mod tests {
         assert_eq!(w.ip_of(&mut m, "p3"), Ok("10.0.0.1".into()));
         assert_eq!(
             w.ip_of(&mut m, "p4"),
-            Err("failed to allocate any IPv4 IP address to NIC eth0 from IPPools [zz b a]: all IP addresses used out".into())
+            Err(SpiderError::UsedOut {
+                shortfalls: vec![v4_shortfall(&["zz", "b", "a"])]
+            })
         );
     }
 
@@ -884,20 +881,25 @@ mod tests {
         assert_eq!(m.update_pool(disabled), Ok(()));
         assert_eq!(
             w.ip_of(&mut m, "b"),
-            Err(
-                "no IPPool available, all IPv4 IPPools [p] of eth0 filtered out: disabled IPPool p"
-                    .into()
-            )
+            Err(SpiderError::AllFilteredOut {
+                family: IpFamily::V4,
+                nic: "eth0".into(),
+                pools: vec!["p".into()],
+                reasons: vec!["disabled IPPool p".into()],
+            })
         );
         // Shrinking away a held address is refused; growing is fine.
         let shrunk = pool("p", "10.0.0.0/24", &["10.0.0.2"]);
-        assert!(m.update_pool(shrunk).is_err_and(|e| {
-            e.message
-                .contains("remove an IP address 10.0.0.1 that is being used by Pod default/a")
-        }));
-        assert!(
-            m.update_pool(pool("p", "10.0.1.0/24", &["10.0.1.1"]))
-                .is_err_and(|e| e.message.contains("not changeable"))
+        assert_eq!(
+            m.update_pool(shrunk),
+            Err(SpiderError::AddressInUse {
+                ip: ip("10.0.0.1"),
+                pod: PodHandle::new("default", "a"),
+            })
+        );
+        assert_eq!(
+            m.update_pool(pool("p", "10.0.1.0/24", &["10.0.1.1"])),
+            Err(SpiderError::SubnetNotChangeable)
         );
         assert_eq!(
             m.update_pool(pool("p", "10.0.0.0/24", &["10.0.0.1-10.0.0.3"])),
@@ -907,7 +909,7 @@ mod tests {
         // Adding an overlapping pool is refused, a disjoint one accepted.
         assert!(
             m.add_pool(pool("q", "10.0.0.0/16", &["10.0.9.1"]))
-                .is_err_and(|e| e.message.contains("overlap with IPPool p"))
+                .is_err_and(|e| e.to_string().contains("overlap with IPPool p"))
         );
         assert_eq!(m.add_pool(pool("q", "10.1.0.0/24", &["10.1.0.1"])), Ok(()));
         assert!(m.add_pool(pool("q", "10.2.0.0/24", &["10.2.0.1"])).is_err());
@@ -918,7 +920,7 @@ mod tests {
         );
         assert!(
             w.ip_of(&mut m, "c")
-                .is_err_and(|e| e.ends_with("terminating IPPool p"))
+                .is_err_and(|e| e.to_string().ends_with("terminating IPPool p"))
         );
         m.forget(&PodHandle::new("default", "a"));
         assert!(m.pool("p").is_some());
@@ -969,7 +971,8 @@ mod tests {
             .unwrap_or_default();
         assert!(
             w.ip_of(&mut m, "b")
-                .is_err_and(|e| e.starts_with("failed to allocate any IPv6"))
+                .is_err_and(|e| matches!(&e, SpiderError::UsedOut { shortfalls }
+                    if shortfalls.iter().any(|s| s.family == IpFamily::V6)))
         );
         assert_eq!(m.pool_usage("v4").map(|u| u.allocated), Some(1));
     }

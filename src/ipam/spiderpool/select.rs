@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::SpiderError;
+use super::error::go_list;
 use super::pool::{IpFamily, SpiderIpPool};
 use crate::model::Labels;
 
@@ -67,10 +68,11 @@ pub struct PoolView<'a> {
     pub terminating: bool,
 }
 
-fn wrong_pod_annotation(key: &str, detail: impl std::fmt::Display) -> SpiderError {
-    SpiderError::new(format!(
-        "wrong input, invalid format of Pod annotation '{key}': {detail}"
-    ))
+fn wrong_pod_annotation(key: &'static str, detail: impl std::fmt::Display) -> SpiderError {
+    SpiderError::PodAnnotation {
+        key,
+        detail: detail.to_string(),
+    }
 }
 
 /// A JSON list of pool names; `null` or absent is empty, as Go's decoder treats it.
@@ -197,15 +199,11 @@ fn from_pod_ippool(text: &str) -> Result<Candidates, SpiderError> {
 fn from_namespace(
     annotations: &BTreeMap<String, String>,
 ) -> Result<Option<Candidates>, SpiderError> {
-    let list = |key: &str| -> Result<Vec<String>, SpiderError> {
+    let list = |key: &'static str| -> Result<Vec<String>, SpiderError> {
         let Some(text) = annotations.get(key) else {
             return Ok(Vec::new());
         };
-        let bad = |d: String| {
-            SpiderError::new(format!(
-                "invalid format of Namespace annotation '{key}': {d}"
-            ))
-        };
+        let bad = |detail: String| SpiderError::NamespaceAnnotation { key, detail };
         let value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         name_list(Some(&value), "value").map_err(bad)
     };
@@ -242,9 +240,7 @@ pub fn pool_candidates<'a>(
     }
     let families = families(v4, v6);
     if families.is_empty() {
-        return Err(SpiderError::new(
-            "no IPPool available, no pool selection rules of any type are specified",
-        ));
+        return Err(SpiderError::NoSelectionRules);
     }
     Ok(Candidates {
         source: CandidateSource::ClusterDefault,
@@ -259,16 +255,13 @@ pub fn precheck(c: &Candidates, exists: impl Fn(&str) -> bool) -> Result<(), Spi
         let mut seen = std::collections::BTreeSet::new();
         for name in &fc.pools {
             if !seen.insert(name.as_str()) {
-                return Err(SpiderError::new(format!(
-                    "wrong input, duplicate IPPool {name} specified for NIC {}",
-                    c.nic
-                )));
+                return Err(SpiderError::DuplicatePool {
+                    name: name.clone(),
+                    nic: c.nic.clone(),
+                });
             }
             if !exists(name) {
-                // The wrapped error is the API server's NotFound for the CRD.
-                return Err(SpiderError::new(format!(
-                    "failed to get original IPPool {name}: spiderippools.spiderpool.spidernet.io \"{name}\" not found"
-                )));
+                return Err(SpiderError::OriginalPoolNotFound { name: name.clone() });
             }
         }
     }
@@ -317,26 +310,6 @@ pub fn rejection(family: IpFamily, pool: &PoolView<'_>, pod: &PodView<'_>) -> Op
         return Some(format!("unmatched Pod affinity of IPPool {name}"));
     }
     None
-}
-
-/// Kubernetes' `utilerrors.NewAggregate(...).Error()`: one message alone, several as
-/// `[a, b]`, duplicates dropped.
-pub fn aggregate(messages: &[String]) -> String {
-    let mut unique: Vec<&str> = Vec::new();
-    for m in messages {
-        if !unique.contains(&m.as_str()) {
-            unique.push(m);
-        }
-    }
-    match unique.as_slice() {
-        [one] => one.to_string(),
-        _ => format!("[{}]", unique.join(", ")),
-    }
-}
-
-/// Go's `%v` of a string slice: `[a b]`.
-pub fn go_list(names: &[String]) -> String {
-    format!("[{}]", names.join(" "))
 }
 
 /// ByPoolPriority as a key: set-before-unset for podAffinity, nodeName, nodeAffinity,
@@ -401,7 +374,8 @@ mod tests {
         ns: &[(&str, &str)],
         pools: &[SpiderIpPool],
     ) -> Result<Candidates, String> {
-        pool_candidates(&annotations(pod), &annotations(ns), pools.iter()).map_err(|e| e.message)
+        pool_candidates(&annotations(pod), &annotations(ns), pools.iter())
+            .map_err(|e| e.to_string())
     }
 
     fn v4(c: &Candidates) -> Vec<&str> {
@@ -526,12 +500,17 @@ mod tests {
         let exists = |n: &str| n != "ghost";
         assert_eq!(precheck(&c(&["a", "b"]), exists), Ok(()));
         assert_eq!(
-            precheck(&c(&["a", "a"]), exists).map_err(|e| e.message),
-            Err("wrong input, duplicate IPPool a specified for NIC eth0".to_string())
+            precheck(&c(&["a", "a"]), exists),
+            Err(SpiderError::DuplicatePool {
+                name: "a".into(),
+                nic: "eth0".into()
+            })
         );
         assert_eq!(
-            precheck(&c(&["a", "ghost"]), exists).map_err(|e| e.message),
-            Err("failed to get original IPPool ghost: spiderippools.spiderpool.spidernet.io \"ghost\" not found".to_string())
+            precheck(&c(&["a", "ghost"]), exists),
+            Err(SpiderError::OriginalPoolNotFound {
+                name: "ghost".into()
+            })
         );
     }
 
@@ -613,15 +592,6 @@ mod tests {
             reason(&v6, false).as_deref(),
             Some("expect an IPv4 IPPool, but the version of the IPPool six is IPv6")
         );
-    }
-
-    #[test]
-    fn aggregate_matches_kubernetes() {
-        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(aggregate(&s(&["a"])), "a");
-        assert_eq!(aggregate(&s(&["a", "b"])), "[a, b]");
-        assert_eq!(aggregate(&s(&["a", "a"])), "a");
-        assert_eq!(go_list(&s(&["p1", "p2"])), "[p1 p2]");
     }
 
     #[test]

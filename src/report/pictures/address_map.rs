@@ -456,7 +456,6 @@ mod tests {
             borrowed,
             status: crate::model::workload::PodStatus::Running,
             reason: None,
-            ipam_failure: false,
             key: crate::forwarding::PodKey(0),
         }
     }

@@ -17,11 +17,13 @@ impl CalicoIpam {
             })
         });
         let Some(who) = who else {
-            return AssignOutcome::failed(messages::unknown_node(&req.node));
+            return AssignOutcome::failed(IpamError::UnknownNode {
+                node: req.node.clone(),
+            });
         };
         let mut scratch = std::mem::take(&mut self.scratch);
         let mut outcome = AssignOutcome::default();
-        let mut errors: Vec<String> = Vec::new();
+        let mut errors: Vec<IpamError> = Vec::new();
         for (v6, num) in [(false, req.num_v4), (true, req.num_v6)] {
             if num == 0 {
                 continue;
@@ -34,25 +36,18 @@ impl CalicoIpam {
                 outcome.allocations.extend(r.allocations);
             }
             if r.hard || short {
-                if r.messages.is_empty() {
-                    errors.push(format!(
-                        "Assigned {} out of {} requested IPv{} addresses",
-                        outcome.allocations.len(),
-                        r.requested,
-                        if v6 { 6 } else { 4 }
-                    ));
-                } else {
-                    errors.push(r.messages.join("; "));
-                }
+                errors.extend(IpamError::joined(r.messages).or(Some(IpamError::Shortfall {
+                    assigned: outcome.allocations.len(),
+                    requested: r.requested,
+                    v6,
+                })));
             }
             if r.hard {
                 break;
             }
         }
         self.scratch = scratch;
-        if !errors.is_empty() {
-            outcome.error = Some(errors.join("; "));
-        }
+        outcome.error = IpamError::joined(errors);
         outcome
     }
 
@@ -71,7 +66,7 @@ impl CalicoIpam {
             hard: false,
             requested: num,
         };
-        let hard = |mut r: FamilyResult, msg: String| {
+        let hard = |mut r: FamilyResult, msg: IpamError| {
             r.messages.push(msg);
             r.hard = true;
             r
@@ -80,7 +75,7 @@ impl CalicoIpam {
         let windows = node.os == Os::Windows;
         // `ipam.go` GetIPAMConfig refuses Windows hosts without strict affinity.
         if windows && !self.config.strict_affinity {
-            return hard(result, messages::WINDOWS_STRICT_AFFINITY.into());
+            return hard(result, IpamError::WindowsStrictAffinity);
         }
         let allowed = &mut scratch.pools;
         if let Err(msg) = self.candidate_pools(req, node, v6, allowed) {
@@ -126,10 +121,10 @@ impl CalicoIpam {
                 Some(id) => id,
                 None => {
                     if !allow_new_claim {
-                        return hard(result, messages::block_limit(limit));
+                        return hard(result, IpamError::BlockLimit { limit });
                     }
                     if !self.config.auto_allocate_blocks {
-                        return hard(result, messages::FAILED_TO_FIND_OR_CLAIM.into());
+                        return hard(result, IpamError::FailedToFindOrClaim);
                     }
                     match self.find_usable_block(now, node, allowed) {
                         Some(id) => {
@@ -137,19 +132,17 @@ impl CalicoIpam {
                             let claimed = self.blocks.at(id);
                             let free = claimed.usable_free();
                             if free == 0 {
-                                let cidr = claimed.cidr.to_string();
+                                let block = claimed.cidr;
                                 return hard(
                                     result,
-                                    messages::claimed_block_too_small(&cidr, free),
+                                    IpamError::ClaimedBlockTooSmall { block, free },
                                 );
                             }
                             id
                         }
                         None => {
                             if strict {
-                                result
-                                    .messages
-                                    .push(messages::STRICT_NO_FREE_BLOCKS.to_string());
+                                result.messages.push(IpamError::StrictNoFreeBlocks);
                             }
                             break;
                         }
@@ -164,7 +157,7 @@ impl CalicoIpam {
         // Borrowing: walk every allowed pool's existing blocks in claim order.
         let mut rem = num - result.allocations.len() as u32;
         if !strict && rem > 0 {
-            let mut exhausted: Vec<String> = Vec::new();
+            let mut exhausted: Vec<IpNet> = Vec::new();
             for pool_name in allowed {
                 let Some(state) = self.pools.get(&**pool_name) else {
                     continue;
@@ -173,7 +166,7 @@ impl CalicoIpam {
                     continue;
                 }
                 let start = start_index(&node.name, state.log2);
-                let cidr_text = state.pool.network().to_string();
+                let network = state.pool.network();
                 let mut cursor = start;
                 let mut wrapped = false;
                 while rem > 0 {
@@ -186,7 +179,7 @@ impl CalicoIpam {
                     });
                     let Some(index) = next else {
                         if wrapped || start == 0 {
-                            exhausted.push(cidr_text.clone());
+                            exhausted.push(network);
                             break;
                         }
                         wrapped = true;
@@ -212,7 +205,7 @@ impl CalicoIpam {
                         }
                         None => {
                             if rem > 0 {
-                                exhausted.push(cidr_text.clone());
+                                exhausted.push(network);
                             }
                             break;
                         }
@@ -220,7 +213,9 @@ impl CalicoIpam {
                 }
             }
             if !exhausted.is_empty() {
-                result.messages.push(messages::pools_exhausted(&exhausted));
+                result
+                    .messages
+                    .push(IpamError::PoolsExhausted { pools: exhausted });
             }
         }
         result
@@ -234,7 +229,7 @@ impl CalicoIpam {
         node: &IpamNode,
         v6: bool,
         allowed: &mut Vec<Arc<str>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), IpamError> {
         allowed.clear();
         let max_prefix = match (node.os, v6) {
             // getMaxPrefixLen: 4 reserved addresses leave blocks of at most /29 (/125).
@@ -248,7 +243,7 @@ impl CalicoIpam {
             s.v6 == v6 && !s.pool.disabled && s.usable && s.pool.block_size <= max_prefix
         };
         if !self.pools.values().any(|s| qualified(&s)) {
-            return Err(messages::NO_QUALIFIED_POOL.into());
+            return Err(IpamError::NoQualifiedPool);
         }
         for entry in req.pools.iter().flatten() {
             // ResolvePools: a CIDR is taken as written, otherwise it must name a pool.
@@ -256,7 +251,11 @@ impl CalicoIpam {
                 Ok(net) => net.trunc(),
                 Err(_) => match self.pools.get(entry) {
                     Some(s) => s.pool.network(),
-                    None => return Err(messages::unresolvable_pool(entry)),
+                    None => {
+                        return Err(IpamError::UnresolvablePool {
+                            name: entry.clone(),
+                        });
+                    }
                 },
             };
             if matches!(cidr, IpNet::V6(_)) != v6 {
@@ -269,7 +268,7 @@ impl CalicoIpam {
                 .find(|s| s.pool.network() == cidr)
             {
                 Some(s) => allowed.push(Arc::clone(&s.name)),
-                None => return Err(messages::pool_not_enabled(&cidr.to_string())),
+                None => return Err(IpamError::PoolNotEnabled { cidr }),
             }
         }
         let use_ = req.use_.allowed();
@@ -292,13 +291,15 @@ impl CalicoIpam {
                 }
             }
             if !matching {
-                return Err(messages::no_pools_for_node(&node.name));
+                return Err(IpamError::NoPoolsForNode {
+                    node: node.name.clone(),
+                });
             }
         } else {
             allowed.retain(|n| self.pools.get(&**n).is_some_and(|s| s.pool.allows(use_)));
         }
         if allowed.is_empty() {
-            return Err(messages::no_pool_for_use(use_.as_str()));
+            return Err(IpamError::NoPoolForUse { use_ });
         }
         Ok(())
     }
@@ -423,10 +424,12 @@ impl CalicoIpam {
             .node_id(node)
             .and_then(|id| Some((Arc::clone(&self.nodes[id.0 as usize].as_ref()?.node), id)))
         else {
-            return AssignOutcome::failed(messages::unknown_node(node));
+            return AssignOutcome::failed(IpamError::UnknownNode {
+                node: node.to_string(),
+            });
         };
         if node.os == Os::Windows && !self.config.strict_affinity {
-            return AssignOutcome::failed(messages::WINDOWS_STRICT_AFFINITY.into());
+            return AssignOutcome::failed(IpamError::WindowsStrictAffinity);
         }
         let (v6, _) = ip_bits(ip);
         let pool = self
@@ -434,19 +437,18 @@ impl CalicoIpam {
             .values()
             .find(|s| s.v6 == v6 && !s.pool.disabled && s.pool.network().contains(&ip));
         let Some(pool) = pool else {
-            return AssignOutcome::failed(messages::NOT_IN_POOL.into());
+            return AssignOutcome::failed(IpamError::NotInPool);
         };
         if !pool.pool.allows(AllowedUse::Workload) {
-            let uses: Vec<&str> = pool.pool.allowed_uses.iter().map(|u| u.as_str()).collect();
-            return AssignOutcome::failed(messages::use_not_allowed(
-                &ip.to_string(),
-                &pool.pool.name,
-                AllowedUse::Workload.as_str(),
-                &uses.join(" "),
-            ));
+            return AssignOutcome::failed(IpamError::UseNotAllowed {
+                ip,
+                pool: pool.pool.name.clone(),
+                use_: AllowedUse::Workload,
+                allowed: pool.pool.allowed_uses.to_vec(),
+            });
         }
         if !pool.usable {
-            return AssignOutcome::failed(messages::NOT_IN_POOL.into());
+            return AssignOutcome::failed(IpamError::NotInPool);
         }
         let pool_name = pool.pool.name.clone();
         let block_cidr = IpNet::new(ip, pool.pool.block_size)
@@ -456,29 +458,29 @@ impl CalicoIpam {
         let key = net_key(&block_cidr);
         if !self.blocks.contains_key(&key) {
             let Some(index) = index else {
-                return AssignOutcome::failed(messages::NOT_IN_POOL.into());
+                return AssignOutcome::failed(IpamError::NotInPool);
             };
             self.claim_block(now, &pool_name, index, &node);
         }
         let Some(block) = self.blocks.get(&key) else {
-            return AssignOutcome::failed(messages::NOT_IN_POOL.into());
+            return AssignOutcome::failed(IpamError::NotInPool);
         };
         if self.config.strict_affinity {
             match &block.affinity {
                 Some(a) if a != &node.name => {
-                    return AssignOutcome::failed(messages::AFFINITY_MISMATCH.into());
+                    return AssignOutcome::failed(IpamError::AffinityMismatch);
                 }
                 None => {
-                    return AssignOutcome::failed(messages::no_affinity(&block.cidr.to_string()));
+                    return AssignOutcome::failed(IpamError::NoAffinity { block: block.cidr });
                 }
                 _ => {}
             }
         }
         let Some(ordinal) = block.ip_ordinal(ip) else {
-            return AssignOutcome::failed(messages::NOT_IN_POOL.into());
+            return AssignOutcome::failed(IpamError::NotInPool);
         };
         let Some(block_id) = self.blocks.id_of(&key) else {
-            return AssignOutcome::failed(messages::NOT_IN_POOL.into());
+            return AssignOutcome::failed(IpamError::NotInPool);
         };
         let handle_id = self.intern(handle);
         if !self
@@ -486,7 +488,7 @@ impl CalicoIpam {
             .at_mut(block_id)
             .take_ordinal(ordinal, handle_id)
         {
-            return AssignOutcome::failed(messages::already_assigned(&ip.to_string()));
+            return AssignOutcome::failed(IpamError::AlreadyAssigned { ip });
         }
         let mut allocations = Vec::with_capacity(1);
         self.record(block_id, &[ordinal], handle_id, node_id, &mut allocations);
@@ -507,7 +509,9 @@ impl CalicoIpam {
         let Some(node_info) = self.node_state(node).map(|s| Arc::clone(&s.node)) else {
             return vec![(
                 TunnelKind::Ipip,
-                AssignOutcome::failed(messages::unknown_node(node)),
+                AssignOutcome::failed(IpamError::UnknownNode {
+                    node: node.to_string(),
+                }),
             )];
         };
         let mut out = Vec::new();
@@ -575,7 +579,7 @@ impl CalicoIpam {
         pools: &[String],
     ) -> AssignOutcome {
         if !self.config.strict_affinity {
-            return AssignOutcome::failed(messages::WINDOWS_STRICT_AFFINITY.into());
+            return AssignOutcome::failed(IpamError::WindowsStrictAffinity);
         }
         let usable: Vec<Arc<str>> = pools
             .iter()
@@ -584,7 +588,7 @@ impl CalicoIpam {
             .map(|s| Arc::clone(&s.name))
             .collect();
         if usable.is_empty() {
-            return AssignOutcome::failed(messages::NO_QUALIFIED_POOL.into());
+            return AssignOutcome::failed(IpamError::NoQualifiedPool);
         }
         let existing = self.node_state(&node.name).and_then(|s| {
             s.affine
@@ -600,7 +604,7 @@ impl CalicoIpam {
             None => match self.find_usable_block(now, node, &usable) {
                 Some(id) => id,
                 None => {
-                    return AssignOutcome::failed(messages::STRICT_NO_FREE_BLOCKS.into());
+                    return AssignOutcome::failed(IpamError::StrictNoFreeBlocks);
                 }
             },
         };

@@ -31,8 +31,8 @@ use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::start_index;
 use super::{
-    Allocation, AssignOutcome, AssignRequest, IpamChange, IpamNode, Os, Profile, TunnelKind, Use,
-    messages,
+    Allocation, AssignOutcome, AssignRequest, IpamChange, IpamError, IpamNode, Os, Profile,
+    TunnelKind, Use,
 };
 use crate::ipam::ranges::RangeSet;
 use crate::model::time::{SimDuration, SimTime};
@@ -201,7 +201,7 @@ pub struct CalicoIpam {
 /// What one family's autoAssign produced.
 struct FamilyResult {
     allocations: Vec<Allocation>,
-    messages: Vec<String>,
+    messages: Vec<IpamError>,
     /// autoAssign returned an error (not just messages): stop before the next family.
     hard: bool,
     requested: u32,
