@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use podnet::scenario::diag::FileId;
 use podnet::scenario::kinds::ResourceSpec;
-use podnet::scenario::yaml::{Limits, Node, Value, parse_documents};
+use podnet::scenario::yaml::{Limits, Value, YamlNode, parse_documents};
 use podnet::scenario::{Diagnostics, load};
 
 /// Files refused on purpose, with the field path the first error must be at.
@@ -359,13 +359,13 @@ fn scenario_for(file: &Path) -> String {
 
 /// Collects the node names a document (or the items of a List) mentions, with the IPv4
 /// address a Calico `Node` gives, and whether it holds SpiderIPPools.
-fn gather(doc: &Node, nodes: &mut BTreeMap<String, Option<Ipv4Addr>>, spiderpool: &mut bool) {
+fn gather(doc: &YamlNode, nodes: &mut BTreeMap<String, Option<Ipv4Addr>>, spiderpool: &mut bool) {
     if let Some(Value::Seq(items)) = doc.get("items").map(|n| &n.value) {
         for item in items {
             gather(item, nodes, spiderpool);
         }
     }
-    let text = |n: Option<&Node>| match n.map(|n| &n.value) {
+    let text = |n: Option<&YamlNode>| match n.map(|n| &n.value) {
         Some(Value::Str(s)) => Some(s.clone()),
         _ => None,
     };

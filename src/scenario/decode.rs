@@ -15,7 +15,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 use super::diag::{Diagnostic, Pos, nearest};
 use super::duration::parse_duration;
-use super::yaml::{Key, Node, Value};
+use super::yaml::{Key, Value, YamlNode};
 use crate::model::TextEnum;
 use crate::model::label::{self, LabelProblem};
 use crate::model::time::SimDuration;
@@ -200,7 +200,11 @@ impl Cx {
 
     /// The entries of a mapping node, reporting any key not in `keys` as an error with the
     /// nearest valid key suggested. Returns `None` (after reporting) if `node` is no mapping.
-    pub fn mapping<'n>(&mut self, node: &'n Node, keys: &[&str]) -> Option<&'n [(Key, Node)]> {
+    pub fn mapping<'n>(
+        &mut self,
+        node: &'n YamlNode,
+        keys: &[&str],
+    ) -> Option<&'n [(Key, YamlNode)]> {
         let Value::Map(entries) = &node.value else {
             self.error(
                 node.pos,
@@ -218,7 +222,7 @@ impl Cx {
     }
 
     /// Decodes the entry `key` of `entries`, if present and not null.
-    pub fn field<T: Decode>(&mut self, entries: &[(Key, Node)], key: &str) -> Option<Loc<T>> {
+    pub fn field<T: Decode>(&mut self, entries: &[(Key, YamlNode)], key: &str) -> Option<Loc<T>> {
         let (_, node) = entries.iter().find(|(k, _)| k.text == key)?;
         if matches!(node.value, Value::Null) {
             return None;
@@ -264,10 +268,10 @@ pub fn unknown_key_message(key: &str, keys: &[&str]) -> String {
 /// A type that can be decoded from a located YAML node.
 pub trait Decode: Sized {
     /// Decodes `node`, reporting problems into `cx`; `None` when the value is unusable.
-    fn decode(node: &Node, cx: &mut Cx) -> Option<Self>;
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<Self>;
 }
 
-fn type_error(node: &Node, cx: &mut Cx, expected: &str) {
+fn type_error(node: &YamlNode, cx: &mut Cx, expected: &str) {
     cx.error(
         node.pos,
         format!("expected {expected}, found {}", node.value.kind_name()),
@@ -275,7 +279,7 @@ fn type_error(node: &Node, cx: &mut Cx, expected: &str) {
 }
 
 impl Decode for String {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<String> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<String> {
         match &node.value {
             Value::Str(s) => Some(s.clone()),
             Value::Int(_) | Value::Float(_) | Value::Bool(_) => {
@@ -298,7 +302,7 @@ impl Decode for String {
 }
 
 impl Decode for bool {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<bool> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<bool> {
         match node.value {
             Value::Bool(b) => Some(b),
             _ => {
@@ -312,7 +316,7 @@ impl Decode for bool {
 macro_rules! decode_int {
     ($($t:ty),*) => {$(
         impl Decode for $t {
-            fn decode(node: &Node, cx: &mut Cx) -> Option<$t> {
+            fn decode(node: &YamlNode, cx: &mut Cx) -> Option<$t> {
                 match node.value {
                     Value::Int(i) => match <$t>::try_from(i) {
                         Ok(v) => Some(v),
@@ -331,7 +335,7 @@ macro_rules! decode_int {
 decode_int!(u8, u16, u32, u64, i64);
 
 impl Decode for IpAddr {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<IpAddr> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<IpAddr> {
         let text = String::decode(node, cx)?;
         match text.trim().parse::<IpAddr>() {
             Ok(ip) => Some(ip),
@@ -357,7 +361,7 @@ impl JsonSchema for Cidr {
 }
 
 impl Decode for Cidr {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<Cidr> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<Cidr> {
         let text = String::decode(node, cx)?;
         let Ok(net) = text.trim().parse::<IpNet>() else {
             cx.error(
@@ -381,7 +385,7 @@ impl Decode for Cidr {
 }
 
 impl Decode for SimDuration {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<SimDuration> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<SimDuration> {
         let text = match &node.value {
             Value::Str(s) => s.clone(),
             Value::Int(i) => {
@@ -407,7 +411,7 @@ impl Decode for SimDuration {
 }
 
 impl<T: Decode> Decode for Vec<Loc<T>> {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<Vec<Loc<T>>> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<Vec<Loc<T>>> {
         let Value::Seq(items) = &node.value else {
             type_error(node, cx, "a list");
             return None;
@@ -431,7 +435,7 @@ impl<T: Decode> Decode for Vec<Loc<T>> {
 pub struct StringMap(pub BTreeMap<String, String>);
 
 impl Decode for StringMap {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<StringMap> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<StringMap> {
         let Value::Map(entries) = &node.value else {
             type_error(node, cx, "a mapping of strings");
             return None;
@@ -472,7 +476,7 @@ impl Decode for StringMap {
 pub struct LabelMap(pub BTreeMap<String, String>);
 
 impl Decode for LabelMap {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<LabelMap> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<LabelMap> {
         let map = StringMap::decode(node, cx)?;
         if let Value::Map(entries) = &node.value {
             for (key, value) in entries {
@@ -501,10 +505,10 @@ impl Decode for LabelMap {
 
 /// Any YAML value, kept located for a later, specialised decoder (Kubernetes resources).
 #[derive(Clone, Debug, PartialEq)]
-pub struct AnyNode(pub Node);
+pub struct AnyNode(pub YamlNode);
 
 impl Decode for AnyNode {
-    fn decode(node: &Node, _cx: &mut Cx) -> Option<AnyNode> {
+    fn decode(node: &YamlNode, _cx: &mut Cx) -> Option<AnyNode> {
         Some(AnyNode(node.clone()))
     }
 }
@@ -558,7 +562,7 @@ macro_rules! raw_struct {
 
         impl $crate::scenario::decode::Decode for $name {
             fn decode(
-                node: &$crate::scenario::yaml::Node,
+                node: &$crate::scenario::yaml::YamlNode,
                 cx: &mut $crate::scenario::decode::Cx,
             ) -> Option<$name> {
                 let entries = cx.mapping(node, Self::KEYS)?;
@@ -574,7 +578,7 @@ pub(crate) use raw_struct;
 
 /// Words such as `linux` or `v3.30`, with "did you mean" for near misses.
 impl<T: TextEnum> Decode for T {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<T> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<T> {
         let text = node.scalar_text();
         if let Some(v) = text.as_deref().and_then(T::from_text) {
             return Some(v);

@@ -7,7 +7,7 @@
 //! so a bad value is reported exactly as it would be in the file.
 
 use super::diag::Pos;
-use super::yaml::{Budget, Key, Node, Value, parse_single_within};
+use super::yaml::{Budget, Key, Value, YamlNode, parse_single_within};
 
 /// One step of a path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,7 +51,7 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
 /// Sets the field at `path` in `root` to the YAML `value`; `at` locates the new value, which
 /// is charged to the scenario's `budget` like any other YAML it reads.
 pub fn apply(
-    root: &mut Node,
+    root: &mut YamlNode,
     path: &str,
     value: &str,
     at: Pos,
@@ -77,7 +77,7 @@ pub fn apply(
                 let index = match entries.iter().position(|(k, _)| &k.text == key) {
                     Some(i) => i,
                     None => {
-                        let fresh = Node {
+                        let fresh = YamlNode {
                             pos: at,
                             value: Value::Null,
                         };
@@ -121,7 +121,7 @@ pub fn apply(
 }
 
 /// Every node of an override's value is located at the override itself.
-fn relocate(node: &mut Node, at: Pos) {
+fn relocate(node: &mut YamlNode, at: Pos) {
     node.pos = at;
     match &mut node.value {
         Value::Seq(items) => items.iter_mut().for_each(|n| relocate(n, at)),
@@ -139,7 +139,7 @@ mod tests {
     use crate::scenario::diag::FileId;
     use crate::scenario::yaml::{Limits, parse_single};
 
-    fn tree(text: &str) -> Node {
+    fn tree(text: &str) -> YamlNode {
         parse_single(text, FileId(0), Limits::DEFAULT).expect("yaml")
     }
 

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 use super::decode::{AnyNode, Cidr, Cx, Decode, LabelMap, Loc, StringMap, raw_struct};
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use crate::model::expect::{
     Count, Encapsulation, PodSet, PortRef, ProbeProtocol, RouteTable, Verdict,
 };
@@ -187,7 +187,7 @@ raw_struct! {
 }
 
 impl Decode for RawBfd {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<RawBfd> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<RawBfd> {
         match node.value {
             Value::Bool(b) => Some(RawBfd::Enabled(b)),
             Value::Map(_) => RawBfdTimers::decode(node, cx).map(RawBfd::Timers),
@@ -314,7 +314,7 @@ raw_struct! {
 }
 
 impl Decode for Count {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<Count> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<Count> {
         match &node.value {
             Value::Int(_) => u64::decode(node, cx).map(Count::Exactly),
             Value::Map(_) => {
@@ -348,7 +348,7 @@ impl Decode for Count {
 }
 
 impl Decode for PodSet {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<PodSet> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<PodSet> {
         match &node.value {
             Value::Str(s) if s == "all" => Some(PodSet::All),
             Value::Str(s) => Some(PodSet::Pod(s.clone())),
@@ -540,7 +540,7 @@ raw_struct! {
 }
 
 impl Decode for PortRef {
-    fn decode(node: &Node, cx: &mut Cx) -> Option<PortRef> {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<PortRef> {
         match &node.value {
             Value::Int(_) => match u16::decode(node, cx)? {
                 0 => {

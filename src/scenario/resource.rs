@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::decode::Cx;
 use super::diag::Pos;
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 
 /// One resource, with where it came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,7 +19,7 @@ pub struct Resource {
     pub name: String,
     pub namespace: Option<String>,
     /// The whole located document.
-    pub body: Node,
+    pub body: YamlNode,
     /// The field path of this resource in its file (`resources[2]`, or empty for a manifest
     /// file's own document), prefixed to every problem found inside it.
     pub path: String,
@@ -29,7 +29,7 @@ impl Resource {
     /// Checks the envelope of one object; List forms are not handled here (see [`unwrap`]).
     /// The tree becomes the resource's body: it is moved, never copied, so a resource costs
     /// what the YAML budget charged for it and no more.
-    pub fn from_node(node: Node, cx: &mut Cx) -> Option<Resource> {
+    pub fn from_node(node: YamlNode, cx: &mut Cx) -> Option<Resource> {
         let Value::Map(_) = node.value else {
             cx.error(
                 node.pos,
@@ -49,7 +49,7 @@ impl Resource {
                 None
             }
             Some(m) => match m.get("name") {
-                Some(Node {
+                Some(YamlNode {
                     value: Value::Str(s),
                     ..
                 }) if !s.is_empty() => Some(s.clone()),
@@ -106,9 +106,9 @@ impl Resource {
     }
 }
 
-fn required_string(node: &Node, key: &str, cx: &mut Cx) -> Option<String> {
+fn required_string(node: &YamlNode, key: &str, cx: &mut Cx) -> Option<String> {
     match node.get(key) {
-        Some(Node {
+        Some(YamlNode {
             value: Value::Str(s),
             ..
         }) if !s.is_empty() => Some(s.clone()),
@@ -134,7 +134,7 @@ fn required_string(node: &Node, key: &str, cx: &mut Cx) -> Option<String> {
 /// Expands List forms as `kubectl apply` does: `kind: List`, any `…List` kind, and the
 /// `apiVersion` + `items` form without a `kind` that `calicoctl get -o yaml` prints. Each item
 /// is decoded under `items[i]`; null items are skipped. The tree is moved into the resources.
-pub fn unwrap(node: Node, cx: &mut Cx, out: &mut Vec<Resource>) {
+pub fn unwrap(node: YamlNode, cx: &mut Cx, out: &mut Vec<Resource>) {
     let kind = node.get("kind").and_then(|k| match &k.value {
         Value::Str(s) => Some(s.as_str()),
         _ => None,

@@ -21,7 +21,7 @@ use super::api_fields::{Field, KindSchema, S, SL, Shape, m, u};
 use super::decode::{Cx, Decode, StringMap};
 use super::kinds::{Spec, list, port_or_name, word};
 use super::resource::Resource;
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use crate::model::service::{
     ClusterIpSpec, DEFAULT_AFFINITY_TIMEOUT_SECONDS, Service, ServicePort, ServiceType,
     SessionAffinity, TargetPort, TrafficPolicy,
@@ -219,7 +219,7 @@ fn service(r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<Service> {
     })
 }
 
-fn service_type(node: &Node, cx: &mut Cx) -> Option<ServiceType> {
+fn service_type(node: &YamlNode, cx: &mut Cx) -> Option<ServiceType> {
     word(
         node,
         cx,
@@ -232,7 +232,7 @@ fn service_type(node: &Node, cx: &mut Cx) -> Option<ServiceType> {
     )
 }
 
-fn traffic_policy(node: &Node, cx: &mut Cx) -> Option<TrafficPolicy> {
+fn traffic_policy(node: &YamlNode, cx: &mut Cx) -> Option<TrafficPolicy> {
     word(
         node,
         cx,
@@ -243,7 +243,7 @@ fn traffic_policy(node: &Node, cx: &mut Cx) -> Option<TrafficPolicy> {
     )
 }
 
-fn ipv4(node: &Node, cx: &mut Cx) -> Option<Ipv4Addr> {
+fn ipv4(node: &YamlNode, cx: &mut Cx) -> Option<Ipv4Addr> {
     match IpAddr::decode(node, cx)? {
         IpAddr::V4(ip) => Some(ip),
         IpAddr::V6(ip) => {
@@ -257,7 +257,7 @@ fn ipv4(node: &Node, cx: &mut Cx) -> Option<Ipv4Addr> {
 }
 
 /// `clusterIP`: `None` (headless), empty (allocate) or an address.
-fn cluster_ip(node: &Node, cx: &mut Cx) -> Option<ClusterIpSpec> {
+fn cluster_ip(node: &YamlNode, cx: &mut Cx) -> Option<ClusterIpSpec> {
     match &node.value {
         Value::Str(s) if s == "None" => Some(ClusterIpSpec::Headless),
         Value::Str(s) if s.is_empty() => Some(ClusterIpSpec::Allocate),
@@ -288,7 +288,7 @@ fn cluster_ip(node: &Node, cx: &mut Cx) -> Option<ClusterIpSpec> {
     }
 }
 
-fn port_number(node: &Node, cx: &mut Cx) -> Option<u16> {
+fn port_number(node: &YamlNode, cx: &mut Cx) -> Option<u16> {
     let n = u16::decode(node, cx)?;
     if n == 0 {
         cx.error(node.pos, "port 0 is outside 1..=65535");
@@ -308,7 +308,7 @@ pub(super) fn is_dns_label(s: &str) -> bool {
         && !s.ends_with('-')
 }
 
-fn ports(node: &Node, service_type: ServiceType, cx: &mut Cx) -> Option<Vec<ServicePort>> {
+fn ports(node: &YamlNode, service_type: ServiceType, cx: &mut Cx) -> Option<Vec<ServicePort>> {
     let ports = list(node, cx, |n, cx| port(n, service_type, cx))?;
     let Some(items) = super::kinds::seq_items(node) else {
         return Some(ports);
@@ -346,7 +346,7 @@ fn ports(node: &Node, service_type: ServiceType, cx: &mut Cx) -> Option<Vec<Serv
     ok.then_some(ports)
 }
 
-fn port(node: &Node, service_type: ServiceType, cx: &mut Cx) -> Option<ServicePort> {
+fn port(node: &YamlNode, service_type: ServiceType, cx: &mut Cx) -> Option<ServicePort> {
     let object = Spec::from_node(node, cx)?;
     let name = object.get(cx, "name", |n, cx| {
         let s = String::decode(n, cx)?;

@@ -10,7 +10,7 @@
 use super::decode::{Cx, Decode, LabelMap, Loc, StringMap};
 use super::raw::{RawContainerPort, RawWorkload};
 use super::resource::Resource;
-use super::yaml::{Node, Value};
+use super::yaml::{Value, YamlNode};
 use crate::model::TextEnum;
 use crate::model::workload::{PortProtocol, WorkloadKind};
 
@@ -82,7 +82,7 @@ fn from_manifest(r: &Resource, kind: WorkloadKind, cx: &mut Cx) -> Option<RawWor
 /// Every container's `ports` (name, containerPort, protocol; hostPort and hostIP are
 /// ignored), in container order.
 fn container_ports(
-    pod_spec: Option<&Node>,
+    pod_spec: Option<&YamlNode>,
     spec_path: &str,
     cx: &mut Cx,
 ) -> Option<Loc<Vec<Loc<RawContainerPort>>>> {
@@ -127,7 +127,7 @@ fn container_ports(
 
 /// Decodes `parent.key` (if present) with `parent_path` pushed onto the path.
 fn decode_at<T: Decode>(
-    parent: Option<&Node>,
+    parent: Option<&YamlNode>,
     key: &str,
     parent_path: &str,
     cx: &mut Cx,
@@ -148,7 +148,7 @@ fn with_keys<R>(cx: &mut Cx, keys: &[&str], f: impl FnOnce(&mut Cx) -> R) -> R {
     }
 }
 
-fn field_pos(parent: Option<&Node>, key: &str, fallback: &Node) -> super::diag::Pos {
+fn field_pos(parent: Option<&YamlNode>, key: &str, fallback: &YamlNode) -> super::diag::Pos {
     parent
         .and_then(|p| p.get(key))
         .map_or(fallback.pos, |n| n.pos)

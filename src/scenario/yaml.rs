@@ -139,7 +139,7 @@ impl Weight {
 
 /// One node of the tree with its position.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Node {
+pub struct YamlNode {
     pub pos: Pos,
     pub value: Value,
 }
@@ -152,8 +152,8 @@ pub enum Value {
     Int(i128),
     Float(f64),
     Str(String),
-    Seq(Vec<Node>),
-    Map(Vec<(Key, Node)>),
+    Seq(Vec<YamlNode>),
+    Map(Vec<(Key, YamlNode)>),
 }
 
 /// A mapping key: always a scalar, kept as the text written.
@@ -178,9 +178,9 @@ impl Value {
     }
 }
 
-impl Node {
+impl YamlNode {
     /// The mapping entry for `key`, if this node is a mapping that has it.
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub fn get(&self, key: &str) -> Option<&YamlNode> {
         match &self.value {
             Value::Map(entries) => entries.iter().find(|(k, _)| k.text == key).map(|(_, v)| v),
             _ => None,
@@ -229,7 +229,11 @@ impl fmt::Display for Value {
 }
 
 /// Parses every document of `text` on a fresh budget (see [`parse_documents_within`]).
-pub fn parse_documents(text: &str, file: FileId, limits: Limits) -> Result<Vec<Node>, Diagnostic> {
+pub fn parse_documents(
+    text: &str,
+    file: FileId,
+    limits: Limits,
+) -> Result<Vec<YamlNode>, Diagnostic> {
     parse_documents_within(text, file, &mut Budget::new(limits))
 }
 
@@ -240,7 +244,7 @@ pub fn parse_documents_within(
     text: &str,
     file: FileId,
     budget: &mut Budget,
-) -> Result<Vec<Node>, Diagnostic> {
+) -> Result<Vec<YamlNode>, Diagnostic> {
     let limits = budget.limits;
     if text.len() > limits.max_file_bytes {
         return Err(Diagnostic::error(
@@ -462,7 +466,7 @@ impl Input for Guarded<'_> {
 }
 
 /// Parses a file that must hold exactly one document, on a fresh budget.
-pub fn parse_single(text: &str, file: FileId, limits: Limits) -> Result<Node, Diagnostic> {
+pub fn parse_single(text: &str, file: FileId, limits: Limits) -> Result<YamlNode, Diagnostic> {
     parse_single_within(text, file, &mut Budget::new(limits))
 }
 
@@ -471,7 +475,7 @@ pub fn parse_single_within(
     text: &str,
     file: FileId,
     budget: &mut Budget,
-) -> Result<Node, Diagnostic> {
+) -> Result<YamlNode, Diagnostic> {
     let docs = parse_documents_within(text, file, budget)?;
     let mut docs = docs.into_iter();
     match (docs.next(), docs.next()) {
@@ -497,13 +501,13 @@ enum Open {
     Seq {
         pos: Pos,
         anchor: usize,
-        items: Vec<Node>,
+        items: Vec<YamlNode>,
         weight: Weight,
     },
     Map {
         pos: Pos,
         anchor: usize,
-        entries: Vec<(Key, Node)>,
+        entries: Vec<(Key, YamlNode)>,
         key: Option<Key>,
         weight: Weight,
         /// Entry indices by key hash, once the mapping is large (duplicate keys in O(1)).
@@ -526,8 +530,8 @@ struct TreeBuilder<'b> {
     stack: Vec<Open>,
     /// Anchored nodes and their cost by anchor id (a later anchor of the same name gets a new
     /// id from the parser, so ids are unique).
-    anchors: HashMap<usize, (Node, Weight)>,
-    documents: Vec<Node>,
+    anchors: HashMap<usize, (YamlNode, Weight)>,
+    documents: Vec<YamlNode>,
     in_document: bool,
 }
 
@@ -581,7 +585,7 @@ impl<'b> TreeBuilder<'b> {
                 };
                 self.budget.charge(weight, pos)?;
                 let value = resolve_scalar(&text, style, tag.as_deref(), pos)?;
-                let node = Node { pos, value };
+                let node = YamlNode { pos, value };
                 if anchor > 0 {
                     // The anchor table keeps a copy: charge it too.
                     self.budget.charge(weight, pos)?;
@@ -632,7 +636,7 @@ impl<'b> TreeBuilder<'b> {
                         items,
                         weight,
                     }) => (
-                        Node {
+                        YamlNode {
                             pos,
                             value: Value::Seq(items),
                         },
@@ -646,7 +650,7 @@ impl<'b> TreeBuilder<'b> {
                         weight,
                         ..
                     }) => (
-                        Node {
+                        YamlNode {
                             pos,
                             value: Value::Map(entries),
                         },
@@ -667,7 +671,7 @@ impl<'b> TreeBuilder<'b> {
     }
 
     /// Places a finished node (costing `weight`) into its parent, or makes it a document.
-    fn push(&mut self, node: Node, weight: Weight) -> Result<(), Diagnostic> {
+    fn push(&mut self, node: YamlNode, weight: Weight) -> Result<(), Diagnostic> {
         match self.stack.last_mut() {
             None => {
                 if !matches!(node.value, Value::Null) || self.in_document {
@@ -745,7 +749,11 @@ impl<'b> TreeBuilder<'b> {
 
 /// Where `text` is already a key of the mapping being built: a scan while the mapping is
 /// small, its hash index once it is large.
-fn find_key(entries: &[(Key, Node)], index: &HashMap<u64, Vec<usize>>, text: &str) -> Option<Pos> {
+fn find_key(
+    entries: &[(Key, YamlNode)],
+    index: &HashMap<u64, Vec<usize>>,
+    text: &str,
+) -> Option<Pos> {
     if index.is_empty() {
         return entries
             .iter()
@@ -889,7 +897,7 @@ fn is_core_float(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Node, Diagnostic> {
+    fn parse(text: &str) -> Result<YamlNode, Diagnostic> {
         parse_single(text, FileId(0), Limits::DEFAULT)
     }
 

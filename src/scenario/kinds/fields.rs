@@ -20,7 +20,7 @@ impl Decoder<'_> {
 
     pub(super) fn check_map(
         &mut self,
-        node: &Node,
+        node: &YamlNode,
         schema: &'static KindSchema,
         warn: bool,
         path: &mut Vec<String>,
@@ -42,7 +42,7 @@ impl Decoder<'_> {
     pub(super) fn check_key(
         &mut self,
         key: &Key,
-        value: &Node,
+        value: &YamlNode,
         schema: &'static KindSchema,
         warn: bool,
         path: &mut Vec<String>,
@@ -142,7 +142,7 @@ pub(super) fn field_at(schema: &'static KindSchema, path: &[&str]) -> Option<&'s
 
 /// The entries of a mapping with the position of the mapping itself.
 pub(in crate::scenario) struct Spec<'n> {
-    entries: &'n [(Key, Node)],
+    entries: &'n [(Key, YamlNode)],
     pub(in crate::scenario) pos: Pos,
 }
 
@@ -159,7 +159,7 @@ impl<'n> Spec<'n> {
     }
 
     /// A mapping (null meaning an empty one); anything else is reported at the current path.
-    pub(in crate::scenario) fn from_node(node: &'n Node, cx: &mut Cx) -> Option<Spec<'n>> {
+    pub(in crate::scenario) fn from_node(node: &'n YamlNode, cx: &mut Cx) -> Option<Spec<'n>> {
         match &node.value {
             Value::Null => Some(Spec {
                 entries: &[],
@@ -180,7 +180,7 @@ impl<'n> Spec<'n> {
     }
 
     /// The value of `key`, unless absent or null (null means "not set", as in Kubernetes).
-    pub(in crate::scenario) fn node(&self, key: &str) -> Option<&'n Node> {
+    pub(in crate::scenario) fn node(&self, key: &str) -> Option<&'n YamlNode> {
         self.entries
             .iter()
             .find(|(k, _)| k.text == key)
@@ -202,7 +202,7 @@ impl<'n> Spec<'n> {
         &self,
         cx: &mut Cx,
         key: &str,
-        decode: impl FnOnce(&Node, &mut Cx) -> Option<T>,
+        decode: impl FnOnce(&YamlNode, &mut Cx) -> Option<T>,
     ) -> Option<T> {
         let node = self.node(key)?;
         cx.at_key(key, |cx| decode(node, cx))
@@ -218,7 +218,7 @@ impl<'n> Spec<'n> {
         &self,
         cx: &mut Cx,
         key: &str,
-        decode: impl FnOnce(&Node, &mut Cx) -> Option<T>,
+        decode: impl FnOnce(&YamlNode, &mut Cx) -> Option<T>,
     ) -> Option<T> {
         if !self.has(key) {
             cx.error(self.pos, format!("missing required field `{key}`"));
@@ -234,7 +234,7 @@ impl<'n> Spec<'n> {
     }
 }
 
-pub(in crate::scenario) fn seq_items(node: &Node) -> Option<&[Node]> {
+pub(in crate::scenario) fn seq_items(node: &YamlNode) -> Option<&[YamlNode]> {
     match &node.value {
         Value::Seq(items) => Some(items),
         _ => None,

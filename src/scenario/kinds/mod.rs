@@ -48,7 +48,7 @@ use super::api_fields::{self, Field, KindSchema, Shape, Support, TOP_LEVEL, Verd
 use super::decode::{Cidr, Cx, Decode, StringMap};
 use super::diag::{Pos, nearest};
 use super::resource::Resource;
-use super::yaml::{Key, Node, Value};
+use super::yaml::{Key, Value, YamlNode};
 use super::{policy_fields, policy_kinds, service_kind};
 use crate::ipam::calico::{
     self, AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig,

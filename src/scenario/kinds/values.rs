@@ -6,9 +6,9 @@ use super::*;
 
 /// A list whose items each decode with `item`; every bad item is reported, at its index.
 pub(in crate::scenario) fn list<T>(
-    node: &Node,
+    node: &YamlNode,
     cx: &mut Cx,
-    item: impl Fn(&Node, &mut Cx) -> Option<T>,
+    item: impl Fn(&YamlNode, &mut Cx) -> Option<T>,
 ) -> Option<Vec<T>> {
     let Some(items) = seq_items(node) else {
         cx.error(
@@ -28,16 +28,16 @@ pub(in crate::scenario) fn list<T>(
     ok.then_some(out)
 }
 
-pub(in crate::scenario) fn strings(node: &Node, cx: &mut Cx) -> Option<Vec<String>> {
+pub(in crate::scenario) fn strings(node: &YamlNode, cx: &mut Cx) -> Option<Vec<String>> {
     list(node, cx, String::decode)
 }
 
 /// A Kubernetes IntOrString port (`port`, `targetPort`): an integer goes to `number`, which
 /// checks its range; a string must be a container port name (IANA_SVC_NAME).
 pub(in crate::scenario) fn port_or_name<T>(
-    node: &Node,
+    node: &YamlNode,
     cx: &mut Cx,
-    number: impl FnOnce(&Node, &mut Cx) -> Option<T>,
+    number: impl FnOnce(&YamlNode, &mut Cx) -> Option<T>,
     name: impl FnOnce(String) -> T,
 ) -> Option<T> {
     match &node.value {
@@ -70,7 +70,7 @@ pub(in crate::scenario) fn port_or_name<T>(
 
 /// One of a fixed set of words, with the nearest suggested for a near miss.
 pub(in crate::scenario) fn word<T: Copy>(
-    node: &Node,
+    node: &YamlNode,
     cx: &mut Cx,
     words: &[(&'static str, T)],
 ) -> Option<T> {
@@ -89,7 +89,7 @@ pub(in crate::scenario) fn word<T: Copy>(
     None
 }
 
-pub(super) fn encap_mode(node: &Node, cx: &mut Cx) -> Option<EncapMode> {
+pub(super) fn encap_mode(node: &YamlNode, cx: &mut Cx) -> Option<EncapMode> {
     word(
         node,
         cx,
@@ -101,7 +101,7 @@ pub(super) fn encap_mode(node: &Node, cx: &mut Cx) -> Option<EncapMode> {
     )
 }
 
-pub(super) fn allowed_use(node: &Node, cx: &mut Cx) -> Option<AllowedUse> {
+pub(super) fn allowed_use(node: &YamlNode, cx: &mut Cx) -> Option<AllowedUse> {
     word(
         node,
         cx,
@@ -113,7 +113,7 @@ pub(super) fn allowed_use(node: &Node, cx: &mut Cx) -> Option<AllowedUse> {
     )
 }
 
-pub(super) fn assignment_mode(node: &Node, cx: &mut Cx) -> Option<AssignmentMode> {
+pub(super) fn assignment_mode(node: &YamlNode, cx: &mut Cx) -> Option<AssignmentMode> {
     word(
         node,
         cx,
@@ -127,7 +127,7 @@ pub(super) fn assignment_mode(node: &Node, cx: &mut Cx) -> Option<AssignmentMode
 /// A CIDR kept as written, host bits and all: an IPPool's `cidr` (Calico's validation reports
 /// host bits, "must be strictly masked", with the other pool rules) and a Kubernetes
 /// `ipBlock` (`ParseCIDRSloppy` accepts them).
-pub(in crate::scenario) fn cidr_as_written(node: &Node, cx: &mut Cx) -> Option<IpNet> {
+pub(in crate::scenario) fn cidr_as_written(node: &YamlNode, cx: &mut Cx) -> Option<IpNet> {
     let text = String::decode(node, cx)?;
     match text.trim().parse::<IpNet>() {
         Ok(net) => Some(net),
@@ -142,7 +142,7 @@ pub(in crate::scenario) fn cidr_as_written(node: &Node, cx: &mut Cx) -> Option<I
 }
 
 /// `blockSize`: 20..=32 for an IPv4 pool, 116..=128 for IPv6 (`clientv3/ippool.go`).
-pub(super) fn block_size(node: &Node, cidr: IpNet, cx: &mut Cx) -> Option<u8> {
+pub(super) fn block_size(node: &YamlNode, cidr: IpNet, cx: &mut Cx) -> Option<u8> {
     let (range, family) = match cidr {
         IpNet::V4(_) => (20..=32, "IPv4"),
         IpNet::V6(_) => (116..=128, "IPv6"),
@@ -171,7 +171,7 @@ pub(super) fn block_size(node: &Node, cidr: IpNet, cx: &mut Cx) -> Option<u8> {
 }
 
 /// A Calico selector expression; a syntax error points at the offending character.
-pub(in crate::scenario) fn calico_selector(node: &Node, cx: &mut Cx) -> Option<Selector> {
+pub(in crate::scenario) fn calico_selector(node: &YamlNode, cx: &mut Cx) -> Option<Selector> {
     let text = String::decode(node, cx)?;
     match Selector::parse(&text) {
         Ok(s) => Some(s),
@@ -189,7 +189,7 @@ pub(in crate::scenario) fn calico_selector(node: &Node, cx: &mut Cx) -> Option<S
 
 /// An AS number as Calico's `numorstring.ASNumber` reads it: an integer, or a string holding
 /// an integer or the dotted `high.low` form (RFC 5396 asdot). AS 0 is reserved (RFC 7607).
-pub(super) fn as_number(node: &Node, cx: &mut Cx) -> Option<u32> {
+pub(super) fn as_number(node: &YamlNode, cx: &mut Cx) -> Option<u32> {
     pub(super) const RANGE: &str = "an AS number is 1..4294967295, or `high.low` in quotes";
     let parsed = match &node.value {
         Value::Int(i) => u32::try_from(*i).ok(),
@@ -234,7 +234,7 @@ pub(super) fn parse_as_number(text: &str) -> Option<u32> {
 }
 
 /// `peerIP`: an address, `IPv4:port` or `[IPv6]:port`, as Calico's BGPPeer takes it.
-pub(super) fn peer_address(node: &Node, cx: &mut Cx) -> Option<(IpAddr, Option<u16>)> {
+pub(super) fn peer_address(node: &YamlNode, cx: &mut Cx) -> Option<(IpAddr, Option<u16>)> {
     let text = String::decode(node, cx)?;
     let parsed = parse_peer_address(text.trim());
     if parsed.is_none() {
@@ -265,7 +265,7 @@ pub(super) fn parse_peer_address(text: &str) -> Option<(IpAddr, Option<u16>)> {
 
 /// A Calico Node's `ipv4Address`: `address/prefix`, keeping the address (the prefix is the
 /// node's subnet for CrossSubnet); a bare address is a /32, as Calico reads it.
-pub(super) fn node_address(node: &Node, cx: &mut Cx) -> Option<IpNet> {
+pub(super) fn node_address(node: &YamlNode, cx: &mut Cx) -> Option<IpNet> {
     let text = String::decode(node, cx)?;
     let text = text.trim();
     let net = text.parse::<IpNet>().ok().or_else(|| {
@@ -285,7 +285,7 @@ pub(super) fn node_address(node: &Node, cx: &mut Cx) -> Option<IpNet> {
     }
 }
 
-pub(super) fn ipv4(node: &Node, cx: &mut Cx) -> Option<Ipv4Addr> {
+pub(super) fn ipv4(node: &YamlNode, cx: &mut Cx) -> Option<Ipv4Addr> {
     let text = String::decode(node, cx)?;
     match text.trim().parse::<Ipv4Addr>() {
         Ok(a) => Some(a),
@@ -297,7 +297,7 @@ pub(super) fn ipv4(node: &Node, cx: &mut Cx) -> Option<Ipv4Addr> {
 }
 
 /// An IPReservation entry: a CIDR, or a bare address meaning just that address.
-pub(super) fn cidr_or_address(node: &Node, cx: &mut Cx) -> Option<IpNet> {
+pub(super) fn cidr_or_address(node: &YamlNode, cx: &mut Cx) -> Option<IpNet> {
     let text = String::decode(node, cx)?;
     let text = text.trim();
     if let Ok(ip) = text.parse::<IpAddr>() {
@@ -324,7 +324,7 @@ pub(super) fn cidr_or_address(node: &Node, cx: &mut Cx) -> Option<IpNet> {
 
 /// `serviceClusterIPs: [{cidr: …}]`; empty `- {}` entries (as in Calico's own test data)
 /// are skipped.
-pub(super) fn service_cidrs(node: &Node, cx: &mut Cx) -> Option<Vec<IpNet>> {
+pub(super) fn service_cidrs(node: &YamlNode, cx: &mut Cx) -> Option<Vec<IpNet>> {
     let entries = list(node, cx, |item, cx| {
         let object = Spec::from_node(item, cx)?;
         Some(object.value::<Cidr>(cx, "cidr").map(|c| c.0))
@@ -333,7 +333,7 @@ pub(super) fn service_cidrs(node: &Node, cx: &mut Cx) -> Option<Vec<IpNet>> {
 }
 
 /// A Spiderpool `ips`-style list; each bad item is reported at its own position.
-pub(super) fn ip_ranges(node: &Node, cx: &mut Cx) -> Option<Vec<IpRange>> {
+pub(super) fn ip_ranges(node: &YamlNode, cx: &mut Cx) -> Option<Vec<IpRange>> {
     list(node, cx, |item, cx| {
         let text = String::decode(item, cx)?;
         IpRange::parse(&text)
@@ -344,7 +344,7 @@ pub(super) fn ip_ranges(node: &Node, cx: &mut Cx) -> Option<Vec<IpRange>> {
 
 /// A Kubernetes label selector (`matchLabels`, `matchExpressions`). Its semantic checks
 /// (`LabelSelector::validate`) run with the pool checks, which locate them.
-pub(in crate::scenario) fn label_selector(node: &Node, cx: &mut Cx) -> Option<LabelSelector> {
+pub(in crate::scenario) fn label_selector(node: &YamlNode, cx: &mut Cx) -> Option<LabelSelector> {
     let object = Spec::from_node(node, cx)?;
     let match_labels = object
         .value::<StringMap>(cx, "matchLabels")
@@ -361,7 +361,7 @@ pub(in crate::scenario) fn label_selector(node: &Node, cx: &mut Cx) -> Option<La
     })
 }
 
-pub(super) fn label_requirement(node: &Node, cx: &mut Cx) -> Option<LabelRequirement> {
+pub(super) fn label_requirement(node: &YamlNode, cx: &mut Cx) -> Option<LabelRequirement> {
     let object = Spec::from_node(node, cx)?;
     let key = object.required(cx, "key", String::decode);
     let operator = object.required(cx, "operator", |n, cx| {

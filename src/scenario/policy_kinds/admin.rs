@@ -90,7 +90,11 @@ impl PolicyDecoder<'_> {
 
     /// `subject`: exactly one of `namespaces` and `pods`, as (pod selector, namespace
     /// selector).
-    pub(super) fn admin_subject(&self, node: &Node, cx: &mut Cx) -> Option<(Selector, Selector)> {
+    pub(super) fn admin_subject(
+        &self,
+        node: &YamlNode,
+        cx: &mut Cx,
+    ) -> Option<(Selector, Selector)> {
         let object = Spec::from_node(node, cx)?;
         let namespaces = object.get(cx, "namespaces", checked_label_selector);
         let pods = object.get(cx, "pods", namespaced_pods);
@@ -107,7 +111,7 @@ impl PolicyDecoder<'_> {
     /// One admin rule as Calico rules (one per peer and protocol), failing closed.
     pub(super) fn admin_rule(
         &self,
-        node: &Node,
+        node: &YamlNode,
         d: Direction,
         flavour: AdminFlavour,
         cx: &mut Cx,
@@ -212,7 +216,7 @@ impl PolicyDecoder<'_> {
     /// An admin peer; `Some(None)` for a valid peer Calico cannot convert (`nodes`).
     pub(super) fn admin_peer(
         &self,
-        node: &Node,
+        node: &YamlNode,
         d: Direction,
         cx: &mut Cx,
     ) -> Option<Option<EntityRule>> {

@@ -86,7 +86,7 @@ impl PolicyDecoder<'_> {
         });
     }
 
-    pub(super) fn calico_rule(&self, node: &Node, d: Direction, cx: &mut Cx) -> Option<Rule> {
+    pub(super) fn calico_rule(&self, node: &YamlNode, d: Direction, cx: &mut Cx) -> Option<Rule> {
         let object = Spec::from_node(node, cx)?;
         let action = object.required(cx, "action", |n, cx| {
             word(
@@ -182,7 +182,7 @@ impl PolicyDecoder<'_> {
     }
 
     /// A Calico EntityRule.
-    pub(super) fn entity(&self, node: &Node, cx: &mut Cx) -> Option<EntityRule> {
+    pub(super) fn entity(&self, node: &YamlNode, cx: &mut Cx) -> Option<EntityRule> {
         let object = Spec::from_node(node, cx)?;
         let nets = object.get(cx, "nets", |n, cx| list(n, cx, calico_net));
         let not_nets = object.get(cx, "notNets", |n, cx| list(n, cx, calico_net));

@@ -59,7 +59,7 @@ impl PolicyDecoder<'_> {
 
     /// One Kubernetes rule as Calico's Allow rules: one per peer and protocol
     /// (conversion.go k8sRuleToCalico).
-    pub(super) fn k8s_rule(&self, node: &Node, d: Direction, cx: &mut Cx) -> Option<Vec<Rule>> {
+    pub(super) fn k8s_rule(&self, node: &YamlNode, d: Direction, cx: &mut Cx) -> Option<Vec<Rule>> {
         let object = Spec::from_node(node, cx)?;
         let peers_key = match d {
             Direction::Ingress => "from",
@@ -109,7 +109,7 @@ impl PolicyDecoder<'_> {
     }
 
     /// A NetworkPolicyPeer (k8s-validation ValidateNetworkPolicyPeer).
-    pub(super) fn k8s_peer(&self, node: &Node, cx: &mut Cx) -> Option<EntityRule> {
+    pub(super) fn k8s_peer(&self, node: &YamlNode, cx: &mut Cx) -> Option<EntityRule> {
         let object = Spec::from_node(node, cx)?;
         let pods = object.get(cx, "podSelector", checked_label_selector);
         let namespaces = object.get(cx, "namespaceSelector", checked_label_selector);

@@ -48,7 +48,7 @@ use crate::scenario::kinds::{
     seq_items, strings, word,
 };
 use crate::scenario::resource::Resource;
-use crate::scenario::yaml::{Node, Value};
+use crate::scenario::yaml::{Value, YamlNode};
 
 mod admin;
 mod calico;

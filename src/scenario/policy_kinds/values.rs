@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn direction(node: &Node, cx: &mut Cx) -> Option<Direction> {
+pub(super) fn direction(node: &YamlNode, cx: &mut Cx) -> Option<Direction> {
     word(
         node,
         cx,
@@ -14,12 +14,12 @@ pub(super) fn direction(node: &Node, cx: &mut Cx) -> Option<Direction> {
     )
 }
 
-pub(super) fn staged_action(node: &Node, cx: &mut Cx) -> Option<()> {
+pub(super) fn staged_action(node: &YamlNode, cx: &mut Cx) -> Option<()> {
     word(node, cx, &[("Set", ()), ("Delete", ())])
 }
 
 /// A Calico `order`: any number.
-pub(super) fn order(node: &Node, cx: &mut Cx) -> Option<f64> {
+pub(super) fn order(node: &YamlNode, cx: &mut Cx) -> Option<f64> {
     match node.value {
         Value::Int(i) => Some(i as f64),
         Value::Float(f) if f.is_finite() => Some(f),
@@ -34,7 +34,7 @@ pub(super) fn order(node: &Node, cx: &mut Cx) -> Option<f64> {
 }
 
 /// An admin policy's `priority`: 0..=1000.
-pub(super) fn priority(node: &Node, cx: &mut Cx) -> Option<f64> {
+pub(super) fn priority(node: &YamlNode, cx: &mut Cx) -> Option<f64> {
     let p = u32::decode(node, cx)?;
     if p > 1000 {
         cx.error(node.pos, format!("{p} is outside 0..1000"));
@@ -44,7 +44,7 @@ pub(super) fn priority(node: &Node, cx: &mut Cx) -> Option<f64> {
 }
 
 /// A label selector with Kubernetes' own checks (`ValidateLabelSelector`).
-pub(super) fn checked_label_selector(node: &Node, cx: &mut Cx) -> Option<LabelSelector> {
+pub(super) fn checked_label_selector(node: &YamlNode, cx: &mut Cx) -> Option<LabelSelector> {
     let s = label_selector(node, cx)?;
     let problems = s.validate();
     for p in &problems {
@@ -55,7 +55,7 @@ pub(super) fn checked_label_selector(node: &Node, cx: &mut Cx) -> Option<LabelSe
 
 /// `pods: {namespaceSelector, podSelector}` as (pod selector, namespace selector); both are
 /// required.
-pub(super) fn namespaced_pods(node: &Node, cx: &mut Cx) -> Option<(Selector, Selector)> {
+pub(super) fn namespaced_pods(node: &YamlNode, cx: &mut Cx) -> Option<(Selector, Selector)> {
     let object = Spec::from_node(node, cx)?;
     let namespaces = object.required(cx, "namespaceSelector", checked_label_selector);
     let pods = object.required(cx, "podSelector", checked_label_selector);
@@ -64,7 +64,7 @@ pub(super) fn namespaced_pods(node: &Node, cx: &mut Cx) -> Option<(Selector, Sel
 
 /// `ipBlock`: a CIDR and the ranges it excepts, each a strict subset of it
 /// (k8s-validation ValidateIPBlock).
-pub(super) fn ip_block(node: &Node, cx: &mut Cx) -> Option<(IpNet, Vec<IpNet>)> {
+pub(super) fn ip_block(node: &YamlNode, cx: &mut Cx) -> Option<(IpNet, Vec<IpNet>)> {
     let object = Spec::from_node(node, cx)?;
     let cidr = object.required(cx, "cidr", cidr_as_written);
     let except = object
@@ -98,12 +98,12 @@ pub(super) fn ip_block(node: &Node, cx: &mut Cx) -> Option<(IpNet, Vec<IpNet>)> 
 }
 
 /// An admin `networks` entry: a CIDR (the CRD's `format: cidr`).
-pub(super) fn network_cidr(node: &Node, cx: &mut Cx) -> Option<IpNet> {
+pub(super) fn network_cidr(node: &YamlNode, cx: &mut Cx) -> Option<IpNet> {
     cidr_as_written(node, cx).map(|n| n.trunc())
 }
 
 /// A Calico `nets` entry: a CIDR or a bare address (a /32 or /128).
-pub(super) fn calico_net(node: &Node, cx: &mut Cx) -> Option<IpNet> {
+pub(super) fn calico_net(node: &YamlNode, cx: &mut Cx) -> Option<IpNet> {
     let text = String::decode(node, cx)?;
     let t = text.trim();
     if let Ok(ip) = t.parse::<std::net::IpAddr>() {
@@ -122,7 +122,7 @@ pub(super) fn calico_net(node: &Node, cx: &mut Cx) -> Option<IpNet> {
 }
 
 /// A Calico protocol: a name or a number 1..=255.
-pub(super) fn protocol(node: &Node, cx: &mut Cx) -> Option<Protocol> {
+pub(super) fn protocol(node: &YamlNode, cx: &mut Cx) -> Option<Protocol> {
     match &node.value {
         Value::Int(i) => match u8::try_from(*i) {
             Ok(p) if p > 0 => Some(Protocol(p)),
@@ -163,7 +163,7 @@ pub(super) fn protocol(node: &Node, cx: &mut Cx) -> Option<Protocol> {
     }
 }
 
-pub(super) fn icmp(node: &Node, cx: &mut Cx) -> Option<IcmpMatch> {
+pub(super) fn icmp(node: &YamlNode, cx: &mut Cx) -> Option<IcmpMatch> {
     let object = Spec::from_node(node, cx)?;
     let icmp_type = object.get(cx, "type", |n, cx| {
         u8::decode(n, cx).filter(|t| {
@@ -185,7 +185,7 @@ pub(super) fn icmp(node: &Node, cx: &mut Cx) -> Option<IcmpMatch> {
 }
 
 /// A Calico port: a number, `"first:last"`, a numeric string or a port name.
-pub(super) fn calico_port(node: &Node, cx: &mut Cx) -> Option<PortMatch> {
+pub(super) fn calico_port(node: &YamlNode, cx: &mut Cx) -> Option<PortMatch> {
     match &node.value {
         Value::Int(i) => port_number(*i, node, cx).map(PortMatch::single),
         Value::Str(s) => {
@@ -229,7 +229,7 @@ pub(super) fn calico_port(node: &Node, cx: &mut Cx) -> Option<PortMatch> {
     }
 }
 
-pub(super) fn port_number(i: i128, node: &Node, cx: &mut Cx) -> Option<u16> {
+pub(super) fn port_number(i: i128, node: &YamlNode, cx: &mut Cx) -> Option<u16> {
     match u16::try_from(i) {
         Ok(p) if p > 0 => Some(p),
         _ => {
@@ -241,7 +241,7 @@ pub(super) fn port_number(i: i128, node: &Node, cx: &mut Cx) -> Option<u16> {
 
 /// A NetworkPolicyPort as (protocol, port): protocol TCP by default; `None` port = every
 /// port of the protocol (k8s-validation ValidateNetworkPolicyPort).
-pub(super) fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<PortMatch>)> {
+pub(super) fn k8s_port(node: &YamlNode, cx: &mut Cx) -> Option<(Protocol, Option<PortMatch>)> {
     let object = Spec::from_node(node, cx)?;
     let protocol = object
         .get(cx, "protocol", |n, cx| {
@@ -260,7 +260,7 @@ pub(super) fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<Por
         port_or_name(
             n,
             cx,
-            |n: &Node, cx: &mut Cx| match &n.value {
+            |n: &YamlNode, cx: &mut Cx| match &n.value {
                 Value::Int(i) => port_number(*i, n, cx).map(|p| (Some(p), None)),
                 _ => None,
             },
@@ -298,7 +298,10 @@ pub(super) fn k8s_port(node: &Node, cx: &mut Cx) -> Option<(Protocol, Option<Por
 }
 
 /// An AdminNetworkPolicyPort: exactly one of `portNumber`, `namedPort`, `portRange`.
-pub(super) fn anp_port(node: &Node, cx: &mut Cx) -> Option<(Option<Protocol>, Option<PortMatch>)> {
+pub(super) fn anp_port(
+    node: &YamlNode,
+    cx: &mut Cx,
+) -> Option<(Option<Protocol>, Option<PortMatch>)> {
     let object = Spec::from_node(node, cx)?;
     let given = ["portNumber", "namedPort", "portRange"]
         .iter()
@@ -361,7 +364,7 @@ pub(super) fn anp_port(node: &Node, cx: &mut Cx) -> Option<(Option<Protocol>, Op
 /// A ClusterNetworkPolicy `protocols` item: one of `tcp`, `udp`, `sctp` (each with an
 /// optional `destinationPort` number or range) or `destinationNamedPort`.
 pub(super) fn cnp_protocol(
-    node: &Node,
+    node: &YamlNode,
     cx: &mut Cx,
 ) -> Option<(Option<Protocol>, Option<PortMatch>)> {
     let object = Spec::from_node(node, cx)?;
