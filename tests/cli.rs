@@ -3,54 +3,16 @@
 //! Every test runs the built binary through [`podnet`], which also asserts that no output
 //! ever shows a panic or a backtrace, whatever the input.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-/// What one run of the binary did.
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use common::{Output, temp_dir, write};
 
 /// Runs `podnet ARGS` in the crate's root (so `scenarios/quickstart.yaml` resolves).
 fn podnet(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("run podnet");
-    let output = Output {
-        code: out.status.code().expect("exited with a code"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    for text in [&output.stdout, &output.stderr] {
-        assert!(
-            !text.contains("panicked") && !text.contains("RUST_BACKTRACE"),
-            "podnet {args:?} panicked:\n{text}"
-        );
-    }
-    output
-}
-
-/// A fresh temporary folder.
-fn temp_dir() -> PathBuf {
-    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let dir = std::env::temp_dir().join(format!("podnet-cli-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write scenario");
-    path.display().to_string()
+    common::run(args)
 }
 
 const QUICKSTART: &str = "scenarios/quickstart.yaml";
@@ -95,7 +57,7 @@ fn an_unknown_subcommand_or_flag_exits_2() {
 
 #[test]
 fn run_without_a_scenario_runs_the_built_in_one() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let out_dir = dir.join("out");
     let out = podnet(&["run", "--out", out_dir.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -123,7 +85,7 @@ fn run_without_a_scenario_runs_the_built_in_one() {
 
 #[test]
 fn run_json_prints_the_report() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let out_dir = dir.join("out");
     let out = podnet(&[
         "run",
@@ -143,7 +105,7 @@ fn run_json_prints_the_report() {
 
 #[test]
 fn run_until_without_a_unit_exits_2() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let out = podnet(&["run", "--until", "10", "--out", dir.to_str().unwrap()]);
     assert_eq!(out.code, 2);
     assert!(
@@ -156,7 +118,7 @@ fn run_until_without_a_unit_exits_2() {
 
 #[test]
 fn run_of_an_invalid_or_missing_file_exits_2() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let bad = write(&dir, "bad.yaml", INVALID);
     let out = podnet(&["run", &bad, "--out", dir.join("o").to_str().unwrap()]);
     assert_eq!(out.code, 2);
@@ -181,7 +143,7 @@ fn validate_a_valid_file_exits_0() {
 
 #[test]
 fn validate_a_bad_file_prints_located_lines_and_exits_2() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let bad = write(
         &dir,
         "bad.yaml",
@@ -241,7 +203,7 @@ fn check_of_the_quick_start_passes() {
 
 #[test]
 fn check_of_a_failing_expectation_exits_1_and_shows_expected_and_actual() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let failing = failing_scenario(&dir);
     let out = podnet(&["check", &failing]);
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
@@ -260,7 +222,7 @@ fn check_of_a_failing_expectation_exits_1_and_shows_expected_and_actual() {
 
 #[test]
 fn check_invalid_input_wins_over_failed_expectations() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let failing = failing_scenario(&dir);
     let bad = write(&dir, "bad.yaml", INVALID);
     assert_eq!(podnet(&["check", &failing, &bad]).code, 2);
@@ -271,7 +233,7 @@ fn check_invalid_input_wins_over_failed_expectations() {
 
 #[test]
 fn check_junit_has_one_testcase_per_expectation() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let failing = failing_scenario(&dir);
     let junit = dir.join("junit.xml");
     let out = podnet(&["check", &failing, "--junit", junit.to_str().unwrap()]);
@@ -340,7 +302,7 @@ fn assert_well_formed_xml(xml: &str) {
 
 #[test]
 fn check_json_counts_passed_and_failed() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let failing = failing_scenario(&dir);
     let out = podnet(&["check", &failing, "--format", "json"]);
     assert_eq!(out.code, 1);
@@ -355,7 +317,7 @@ fn check_json_counts_passed_and_failed() {
 /// has UPDATEs and best-path changes and its sessions come up.
 #[test]
 fn run_events_levels_choose_the_lines_of_events_jsonl() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let kinds_at = |level: Option<&str>| -> (Vec<String>, u64) {
         let out_dir = dir.join(level.unwrap_or("default"));
         let mut args = vec![
@@ -439,7 +401,7 @@ fn schema_lists_every_top_level_key() {
 /// Hostile files through the binary: exit 2, a located message, never a panic.
 #[test]
 fn hostile_files_exit_2_without_panicking() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let deep = write(
         &dir,
         "deep.yaml",
@@ -478,7 +440,7 @@ const WINDOWS: &str = "scenarios/windows-hns-multi-subnet.yaml";
 #[test]
 fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
     use std::process::Stdio;
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let out_dir = dir.join("out");
     let out = out_dir.to_str().unwrap();
     let junit = dir.join("junit.xml");
@@ -525,7 +487,7 @@ fn a_closed_stdout_ends_every_command_quietly_with_exit_0() {
 
 #[test]
 fn export_bird_writes_one_file_per_node_and_router() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let out = dir.join("bird");
     let o = podnet(&[
         "export",
@@ -572,7 +534,7 @@ fn export_bird_writes_one_file_per_node_and_router() {
 
 #[test]
 fn export_bird_refuses_an_unknown_node_a_missing_target_and_a_scenario_without_bird() {
-    let dir = temp_dir();
+    let dir = temp_dir("cli");
     let o = podnet(&[
         "export",
         "bird",

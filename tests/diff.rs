@@ -1,36 +1,15 @@
 //! `podnet diff`: the semantic difference of two runs, its exit codes and its three formats.
 //! Every expected number is derived by hand in a comment from the scenario files and SPEC.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn podnet_in(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run podnet");
-    let o = Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !o.stderr.contains("panicked") && !o.stderr.contains("internal error"),
-        "podnet {args:?}: {}",
-        o.stderr
-    );
-    o
-}
+use common::{Output, run_in, temp_dir};
 
 fn podnet(args: &[&str]) -> Output {
-    podnet_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+    common::run(args)
 }
 
 fn json(args: &[&str]) -> (i32, serde_json::Value) {
@@ -293,13 +272,6 @@ fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("podnet-diff-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
         .args([
@@ -341,7 +313,7 @@ fn base_ref_compares_the_committed_file_with_the_working_copy() {
         serde_json::json!({"base": 8, "new": 24})
     );
     // Relative to the working directory too.
-    let out = podnet_in(&dir, &["diff", "layouts/limit.yaml", "--base-ref", "HEAD"]);
+    let out = run_in(&dir, &["diff", "layouts/limit.yaml", "--base-ref", "HEAD"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     // A revision without the file is invalid input.
     let out = podnet(&["diff", path, "--base-ref", "no-such-rev"]);

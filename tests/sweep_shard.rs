@@ -4,41 +4,16 @@
 //! runs the shards it promises; the compact table, `--verbose`, the trade-off chart, and
 //! `--expect` judging every variant alike.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::Path;
+
+use common::{Output, temp_dir};
 
 use serde_json::Value;
 
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn podnet(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_podnet"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("run podnet");
-    let o = Output {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !o.stderr.contains("internal error"),
-        "{args:?}: {}",
-        o.stderr
-    );
-    o
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("podnet-shard-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::run(args)
 }
 
 /// Six variants; some break block-limit's expectations (written for /28 and a limit of 2),
