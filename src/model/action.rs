@@ -10,6 +10,17 @@ pub struct ScheduledAction {
     pub action: Action,
 }
 
+/// A resource an `apply` event applies: its place in `Scenario::applied` (and
+/// `Scenario::applied_specs`), which never changes during a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AppliedId(pub u32);
+
+impl AppliedId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     Scale {
@@ -30,9 +41,9 @@ pub enum Action {
     LinkDown(String, String),
     LinkUp(String, String),
     DeletePods(DeletePods),
-    /// A resource applied at run time; kept as its validated index in `Scenario::applied`.
+    /// A resource applied at run time, kept validated in `Scenario::applied`.
     Apply {
-        resource: usize,
+        resource: AppliedId,
     },
     Delete {
         kind: String,

@@ -140,9 +140,9 @@ impl Simulation<'_> {
                 self.queue_retry();
             }
             Action::Apply { resource } => {
-                let r = &self.scenario.applied[resource];
+                let r = &self.scenario.applied[resource.index()];
                 let subject = format!("{}/{}", r.kind, r.name);
-                match &self.scenario.applied_specs[resource] {
+                match &self.scenario.applied_specs[resource.index()] {
                     Some(ResourceSpec::Namespace(ns)) => {
                         self.world.namespaces.insert(ns.name.clone(), ns.clone());
                         self.world.policy.apply(&namespace_resource(ns));

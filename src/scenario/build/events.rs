@@ -8,6 +8,7 @@
 //! path and the event is dropped, the others go on.
 
 use super::*;
+use crate::model::action::AppliedId;
 
 impl Builder<'_> {
     /// The events as scheduled actions, in time order; `applied` receives the resources of
@@ -171,7 +172,7 @@ impl<'s> Timeline<'s> {
                 .insert((resource.kind.clone(), resource.name.clone()));
             applied.push(resource);
             Some(Action::Apply {
-                resource: applied.len() - 1,
+                resource: AppliedId(applied.len() as u32 - 1),
             })
         } else if let Some(d) = &e.delete {
             cx.at_key("delete", |cx| self.delete(cx, &d.value))
