@@ -463,10 +463,7 @@ fn draw_markers(
                     + Text::new(
                         shorten(&m.label, 34),
                         (dx, dy),
-                        (FONT, LABEL_SIZE - 3)
-                            .into_font()
-                            .color(&colour)
-                            .pos(Pos::new(h, VPos::Top)),
+                        label_style(LABEL_SIZE - 3, &colour, h, VPos::Top),
                     )),
             )?;
         }
@@ -531,10 +528,7 @@ fn named_bars(title: &str, value_desc: &str, items: &[(String, u64)]) -> String 
                 + Text::new(
                     v.to_string(),
                     (4, 0),
-                    (FONT, LABEL_SIZE - 2)
-                        .into_font()
-                        .color(&MUTED)
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
+                    label_style(LABEL_SIZE - 2, &MUTED, HPos::Left, VPos::Center),
                 )
         }))?;
         if n == 0 {
@@ -596,10 +590,7 @@ fn histogram(title: &str, value_desc: &str, values: &[u64]) -> String {
                 + Text::new(
                     c.to_string(),
                     (0, -3),
-                    (FONT, LABEL_SIZE - 3)
-                        .into_font()
-                        .color(&MUTED)
-                        .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    label_style(LABEL_SIZE - 3, &MUTED, HPos::Center, VPos::Bottom),
                 )
         }))?;
         if values.is_empty() {
@@ -668,10 +659,7 @@ pub fn sweep_tradeoff(points: &[SweepPoint]) -> String {
                     + Text::new(
                         shorten(&p.label, 40),
                         (8, -4),
-                        (FONT, LABEL_SIZE - 3)
-                            .into_font()
-                            .color(&MUTED)
-                            .pos(Pos::new(HPos::Left, VPos::Bottom)),
+                        label_style(LABEL_SIZE - 3, &MUTED, HPos::Left, VPos::Bottom),
                     )
             }))?;
         }
@@ -715,15 +703,18 @@ fn fallback(width: u32, height: u32, title: &str, error: &str) -> String {
 }
 
 /// A grey note in the middle of an empty chart.
+/// The style of a chart's small texts: the chart font at `size` in `colour`, anchored at
+/// (`h`, `v`) of the point it is drawn at.
+fn label_style(size: u32, colour: &RGBColor, h: HPos, v: VPos) -> TextStyle<'static> {
+    (FONT, size).into_font().color(colour).pos(Pos::new(h, v))
+}
+
 fn no_data(root: &Area<'_>, message: &str) -> Drawn {
     let (w, h) = root.dim_in_pixel();
     root.draw(&Text::new(
         message.to_string(),
         ((w / 2) as i32, (h / 2) as i32),
-        (FONT, LABEL_SIZE + 2)
-            .into_font()
-            .color(&MUTED)
-            .pos(Pos::new(HPos::Center, VPos::Center)),
+        label_style(LABEL_SIZE + 2, &MUTED, HPos::Center, VPos::Center),
     ))
 }
 
