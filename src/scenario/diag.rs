@@ -30,6 +30,11 @@ impl Pos {
         }
     }
 
+    /// The position as a message names another place in the same file: `line L, column C`.
+    pub fn place(self) -> impl std::fmt::Display {
+        Place(self)
+    }
+
     /// The position `chars` characters further along the same line (for errors inside a
     /// scalar, such as a selector's syntax error).
     pub fn advanced(self, chars: usize) -> Pos {
@@ -38,6 +43,15 @@ impl Pos {
             col: self.col.saturating_add(chars),
             ..self
         }
+    }
+}
+
+/// [`Pos::place`].
+struct Place(Pos);
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}, column {}", self.0.line, self.0.col)
     }
 }
 

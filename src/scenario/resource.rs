@@ -191,8 +191,10 @@ pub fn check_unique(resources: &[Resource], cx: &mut Cx) {
                         cx.error(
                             pos,
                             format!(
-                                "{} `{}` is already defined (line {}, column {})",
-                                r.kind, r.name, first.line, first.col
+                                "{} `{}` is already defined ({})",
+                                r.kind,
+                                r.name,
+                                first.place()
                             ),
                         )
                     })

@@ -715,10 +715,7 @@ impl<'b> TreeBuilder<'b> {
                             return Err(Diagnostic::error(
                                 node.pos,
                                 "",
-                                format!(
-                                    "duplicate key `{text}` (first at line {}, column {})",
-                                    first.line, first.col
-                                ),
+                                format!("duplicate key `{text}` (first at {})", first.place()),
                             ));
                         }
                         *key = Some(Key {

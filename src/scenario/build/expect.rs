@@ -143,9 +143,9 @@ impl Builder<'_> {
             if !pools.contains(&p.value) {
                 let why = match refs.declared_pools.get(&p.value) {
                     Some(at) => format!(
-                        "; the pool declared at line {}, column {} is not read as one (see the \
+                        "; the pool declared at {} is not read as one (see the \
                          warning or error there)",
-                        at.line, at.col
+                        at.place()
                     ),
                     None => {
                         b.cx.suggest(&p.value, pools.iter().map(String::as_str))

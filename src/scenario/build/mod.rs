@@ -222,8 +222,9 @@ fn container_ports(raw: &[Loc<RawContainerPort>], cx: &mut Cx) -> Vec<ContainerP
                         cx.error(
                             name.pos,
                             format!(
-                                "port name `{}` is already used (line {}, column {})",
-                                name.value, first.line, first.col
+                                "port name `{}` is already used ({})",
+                                name.value,
+                                first.place()
                             ),
                         )
                     });
@@ -369,9 +370,9 @@ impl Builder<'_> {
             self.cx.error(
                 pos,
                 format!(
-                    "{what} name `{name}` is already used (line {}, column {}); zones, racks, \
+                    "{what} name `{name}` is already used ({}); zones, racks, \
                      nodes and devices share one namespace",
-                    first.line, first.col
+                    first.place()
                 ),
             );
         } else {
@@ -508,8 +509,8 @@ impl Builder<'_> {
                         cx.error(
                             name.pos,
                             format!(
-                                "workload `{namespace}/{}` is already defined (line {}, column {})",
-                                name.value, first.line, first.col
+                                "workload `{namespace}/{}` is already defined ({})",
+                                name.value, first.place()
                             ),
                         )
                     });

@@ -323,9 +323,10 @@ impl Builder<'_> {
                     r.pos,
                     &r.path,
                     format!(
-                        "the default AS {asn} of `{owner}` collides with `{}` (line {}, column {}); \
+                        "the default AS {asn} of `{owner}` collides with `{}` ({}); \
                          set `asNumber` here explicitly",
-                        other.owner, other.pos.line, other.pos.col
+                        other.owner,
+                        other.pos.place()
                     ),
                 );
             }
@@ -378,8 +379,8 @@ impl Builder<'_> {
                 cx.error(
                     subnet.pos,
                     format!(
-                        "{net} overlaps {other} of rack `{other_name}` (line {}, column {})",
-                        other_pos.line, other_pos.col
+                        "{net} overlaps {other} of rack `{other_name}` ({})",
+                        other_pos.place()
                     ),
                 )
             });
@@ -704,8 +705,8 @@ impl Builder<'_> {
                     None => (pos, key),
                 };
                 let message = format!(
-                    "address {ip} is already node `{other}`'s (line {}, column {})",
-                    other_pos.line, other_pos.col
+                    "address {ip} is already node `{other}`'s ({})",
+                    other_pos.place()
                 );
                 self.cx.at_key(field, |cx| cx.error(at, message));
             } else {

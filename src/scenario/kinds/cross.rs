@@ -57,8 +57,9 @@ pub(super) fn ipam_config_of<'s>(
                 let at = resources[f].locate(&["metadata", "name"]);
                 let message = format!(
                     "a second IPAM configuration: {} `default` is already defined \
-                     (line {}, column {})",
-                    resources[f].kind, at.line, at.col
+                     ({})",
+                    resources[f].kind,
+                    at.place()
                 );
                 report(cx, resources[i], &["metadata", "name"], None, true, message);
                 failed.insert(i);
