@@ -18,7 +18,8 @@
 //! order pods were listed; policy always sees the backend's address and target port (the
 //! packet handed to [`connect`] is already translated).
 //! What this is not: no SNAT (kube-proxy masquerades pod-to-ClusterIP traffic only in special
-//! cases, §3.4), no NodePort or external entry, no Service IP routing.
+//! cases, §3.4), no NodePort, no entry from outside the cluster (`service_entry`, which
+//! shares [`dnat_with`]).
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};

@@ -416,3 +416,202 @@ pub fn connect_entry(
     entry.dnat = Some(d);
     Some(entry)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use super::*;
+    use crate::forwarding::service::Backend;
+    use crate::forwarding::testutil::*;
+    use crate::model::external::External;
+    use crate::model::network::EncapMode::Never;
+    use crate::model::service::{
+        ClusterIpSpec, Service, ServicePort, ServiceType, SessionAffinity, TargetPort,
+    };
+    use crate::model::topology::Topology;
+    use crate::model::workload::PortProtocol;
+
+    /// Zones a (rack a0: a0-n0 10.0.0.10, a0-n1 10.0.0.11) and b (rack b0: b0-n0), one pod
+    /// per node (10.200.<node>.1), the external `internet` 0.0.0.0/0 on the core.
+    fn world() -> Topology {
+        let mut t = topology(&[&[2], &[1]]);
+        t.externals = vec![External {
+            name: "internet".into(),
+            cidr: net("0.0.0.0/0"),
+            attach: dev(&t, "core"),
+        }];
+        t
+    }
+
+    /// LoadBalancer 203.0.113.10 (cluster IP 10.96.0.2), port 80 -> 8080, with ready
+    /// endpoints the pods of nodes `on`.
+    fn table(t: &Topology, etp: TrafficPolicy, on: &[usize]) -> ServiceTable {
+        let service = Service {
+            namespace: "default".into(),
+            name: "web".into(),
+            service_type: ServiceType::LoadBalancer,
+            selector: None,
+            cluster_ip: ClusterIpSpec::Allocate,
+            ports: vec![ServicePort {
+                name: None,
+                protocol: PortProtocol::Tcp,
+                port: 80,
+                target_port: TargetPort::Number(8080),
+                node_port: None,
+            }],
+            session_affinity: SessionAffinity::None,
+            affinity_timeout_seconds: 10800,
+            internal_traffic_policy: TrafficPolicy::Cluster,
+            external_traffic_policy: etp,
+            external_ips: Vec::new(),
+            load_balancer_ip: Some(Ipv4Addr::new(203, 0, 113, 10)),
+            publish_not_ready_addresses: false,
+        };
+        let backends = on
+            .iter()
+            .map(|&i| Backend {
+                pod: pod_key(i, 0),
+                name: format!("default/web-{i}"),
+                ip: pod_ip(i, 0),
+                node: t.nodes[i].device,
+                ready: true,
+                target_ports: vec![Some(8080)],
+            })
+            .collect();
+        ServiceTable {
+            seed: 7,
+            services: vec![ServiceView {
+                service,
+                cluster_ip: Some(Ipv4Addr::new(10, 96, 0, 2)),
+                backends,
+            }],
+        }
+    }
+
+    /// The fabric learned 203.0.113.10/32 towards `node` of rack a0: the core via
+    /// spine-a-1's loopback, the spine via the ToR, the ToR via the node.
+    fn advertised_towards(t: &Topology, node: &str) -> Dataplane {
+        let mut b = calico(t, Never, Never, 1);
+        let p = net("203.0.113.10/32");
+        b.learned(dev(t, "core"), p, ip("100.127.0.2"));
+        b.learned(dev(t, "spine-a-1"), p, ip("10.0.0.1"));
+        b.learned(dev(t, "tor-a0"), p, t.device(dev(t, node)).address);
+        b.build()
+    }
+
+    fn enter(dp: &Dataplane, table: &ServiceTable) -> ServiceEntry {
+        let p = Packet::tcp(80);
+        connect_entry(
+            dp,
+            None,
+            table,
+            (0, ip("0.0.0.1")),
+            ip("203.0.113.10"),
+            &p,
+            false,
+        )
+        .unwrap()
+    }
+
+    fn path(t: &Topology, hops: &[Hop]) -> Vec<String> {
+        hops.iter()
+            .map(|h| t.device(h.device).name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn local_policy_keeps_the_nodes_endpoint_and_the_clients_address() {
+        // The packet follows the learned /32 to a0-n0, whose own endpoint is the only
+        // candidate (Local); no SNAT, the endpoint's reply goes straight back out by the
+        // default routes to the core.
+        let t = world();
+        let dp = advertised_towards(&t, "a0-n0");
+        let e = enter(&dp, &table(&t, TrafficPolicy::Local, &[0, 1]));
+        assert_eq!(
+            path(&t, &e.inbound),
+            ["core", "spine-a-1", "tor-a0", "a0-n0"]
+        );
+        assert_eq!(e.entered, Inbound::Node(dev(&t, "a0-n0")));
+        assert_eq!(e.kind, ServiceIpKind::LoadBalancer);
+        assert_eq!(e.snat, None);
+        let d = e.dnat.clone().unwrap().unwrap();
+        assert_eq!((d.candidates.clone(), d.chosen), (vec![0], 0));
+        let leg = e.chosen.as_ref().unwrap();
+        assert_eq!(leg.trace.verdict, Verdict::Delivered);
+        assert_eq!(leg.reply.len(), 1);
+        assert_eq!(
+            path(&t, &leg.reply[0].hops),
+            ["a0-n0", "tor-a0", "spine-a-1", "core"]
+        );
+        assert_eq!(e.verdict(), EntryVerdict::Delivered);
+        assert!(e.others.is_empty());
+    }
+
+    #[test]
+    fn local_policy_on_a_node_without_an_endpoint_is_no_endpoints() {
+        // The route leads to a0-n1, which has no endpoint of its own: Local drops it there.
+        let t = world();
+        let dp = advertised_towards(&t, "a0-n1");
+        let e = enter(&dp, &table(&t, TrafficPolicy::Local, &[0]));
+        assert_eq!(
+            e.verdict(),
+            EntryVerdict::NoEndpoints {
+                at: dev(&t, "a0-n1"),
+                local_only: true
+            }
+        );
+        assert_eq!(e.verdict().reason(), Some("no-endpoints"));
+    }
+
+    #[test]
+    fn cluster_policy_masquerades_to_the_node_and_reaches_every_endpoint() {
+        // Cluster: both endpoints are candidates; the source becomes a0-n0's address, so the
+        // endpoint on a0-n1 replies to a0-n0 over the segment and a0-n0 sends it out.
+        let t = world();
+        let dp = advertised_towards(&t, "a0-n0");
+        let e = enter(&dp, &table(&t, TrafficPolicy::Cluster, &[0, 1]));
+        assert_eq!(e.snat, Some(ip("10.0.0.10")));
+        let legs = e.reachable_legs();
+        assert_eq!(legs.len(), 2);
+        assert!(
+            legs.iter()
+                .all(|l| l.verdict == ConnectionVerdict::Delivered)
+        );
+        let far = legs.iter().find(|l| l.backend == 1).unwrap();
+        assert_eq!(path(&t, &far.trace.hops), ["a0-n0", "a0-n1"]);
+        assert_eq!(far.reply.len(), 2);
+        assert_eq!(path(&t, &far.reply[0].hops), ["a0-n1", "a0-n0"]);
+        assert_eq!(
+            path(&t, &far.reply[1].hops),
+            ["a0-n0", "tor-a0", "spine-a-1", "core"]
+        );
+        assert_eq!(e.verdict(), EntryVerdict::Delivered);
+    }
+
+    #[test]
+    fn an_address_the_attachment_router_never_learned_is_not_advertised() {
+        // Without learned routes the core knows 203.0.113.10 only by the external's
+        // 0.0.0.0/0: the fabric never heard of the Service.
+        let t = world();
+        let dp = calico(&t, Never, Never, 1).build();
+        let e = enter(&dp, &table(&t, TrafficPolicy::Local, &[0]));
+        assert_eq!(
+            e.verdict(),
+            EntryVerdict::NotAdvertised {
+                at: dev(&t, "core")
+            }
+        );
+        assert_eq!(path(&t, &e.inbound), ["core"]);
+        assert!(e.dnat.is_none());
+        // The Service is found by any of its addresses; its entry address is the
+        // LoadBalancer IP.
+        let tb = table(&t, TrafficPolicy::Local, &[0]);
+        assert_eq!(
+            entry_address(&tb.services[0]),
+            Some((ServiceIpKind::LoadBalancer, ip("203.0.113.10")))
+        );
+        assert!(service_at(&tb, ip("10.96.0.2")).is_some_and(|(_, k)| k == ServiceIpKind::Cluster));
+        assert!(service_at(&tb, ip("10.96.0.3")).is_none());
+    }
+}

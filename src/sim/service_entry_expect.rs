@@ -12,8 +12,9 @@
 //! every failure has it: `not-advertised`, `no-endpoints`, or a routing or policy reason).
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
-use super::service_expect::service_ports;
+use super::service_expect::{PortOutcome, service_ports};
 use super::snapshot::Snapshot;
 use crate::forwarding::connect::{ConnectionVerdict, Policing};
 use crate::forwarding::service_entry::{EntryVerdict, connect_entry, entry_address};
@@ -21,6 +22,7 @@ use crate::model::TextEnum;
 use crate::model::expect::Check;
 use crate::model::topology::DeviceId;
 use crate::policy::eval::Packet;
+use crate::policy::model::Protocol;
 
 /// The words of an external-to-Service verdict: the reason, where, and why.
 pub fn words(snap: &Snapshot, v: &EntryVerdict) -> String {
@@ -61,6 +63,56 @@ pub fn words(snap: &Snapshot, v: &EntryVerdict) -> String {
         }
         EntryVerdict::Failed(ConnectionVerdict::Delivered) => "delivered".to_string(),
     }
+}
+
+/// How connections from `from` (an external's index and its client address) to `address`,
+/// a Service address, fare on `port`: every endpoint a connection can reach delivers, some
+/// do, or none; the failures in words.
+pub fn entry_port(
+    snap: &Snapshot,
+    policing: Option<&Policing<'_>>,
+    from: (usize, IpAddr),
+    address: IpAddr,
+    port: (u16, Protocol),
+    failures: &mut Vec<String>,
+) -> Result<PortOutcome, String> {
+    let packet = Packet::with_port(port.1, port.0);
+    let entry = connect_entry(
+        &snap.dataplane,
+        policing,
+        &snap.services,
+        from,
+        address,
+        &packet,
+        false,
+    )
+    .ok_or_else(|| format!("{address} is no Service address"))?;
+    let legs = entry.reachable_legs();
+    let verdicts: Vec<EntryVerdict> = if legs.is_empty() {
+        vec![entry.verdict()]
+    } else {
+        legs.iter()
+            .map(|l| match &l.verdict {
+                ConnectionVerdict::Delivered => EntryVerdict::Delivered,
+                v => EntryVerdict::Failed(v.clone()),
+            })
+            .collect()
+    };
+    let delivered = verdicts.iter().filter(|v| v.delivered()).count();
+    failures.extend(
+        verdicts
+            .iter()
+            .filter(|v| !v.delivered())
+            .map(|v| words(snap, v)),
+    );
+    Ok(match delivered {
+        0 => PortOutcome::None,
+        n if n == verdicts.len() => PortOutcome::Every,
+        n => PortOutcome::Some {
+            delivered: n,
+            reachable: verdicts.len(),
+        },
+    })
 }
 
 /// Judges `c` from the external `external` to the Service `namespace/name`.
@@ -111,37 +163,22 @@ pub fn judge(
     let policing = snap.policy.as_deref().map(Policing::new);
     let (mut every, mut none) = (0usize, 0usize);
     let mut failures: BTreeMap<String, (u64, u16)> = BTreeMap::new();
-    for &(port, protocol) in &ports {
-        let packet = Packet::with_port(protocol, port);
-        let entry = connect_entry(
-            &snap.dataplane,
+    for &port in &ports {
+        let mut words = Vec::new();
+        match entry_port(
+            snap,
             policing.as_ref(),
-            &snap.services,
             (index, client),
             address,
-            &packet,
-            false,
-        )
-        .ok_or_else(|| format!("{address} is not an address of {to}"))?;
-        let legs = entry.reachable_legs();
-        let verdicts: Vec<EntryVerdict> = if legs.is_empty() {
-            vec![entry.verdict()]
-        } else {
-            legs.iter()
-                .map(|l| match &l.verdict {
-                    ConnectionVerdict::Delivered => EntryVerdict::Delivered,
-                    v => EntryVerdict::Failed(v.clone()),
-                })
-                .collect()
-        };
-        let delivered = verdicts.iter().filter(|v| v.delivered()).count();
-        for v in verdicts.iter().filter(|v| !v.delivered()) {
-            failures.entry(words(snap, v)).or_insert((0, port)).0 += 1;
+            port,
+            &mut words,
+        )? {
+            PortOutcome::Every => every += 1,
+            PortOutcome::None => none += 1,
+            PortOutcome::Some { .. } => {}
         }
-        if delivered == verdicts.len() {
-            every += 1;
-        } else if delivered == 0 {
-            none += 1;
+        for w in words {
+            failures.entry(w).or_insert((0, port.0)).0 += 1;
         }
     }
     let total = ports.len();
