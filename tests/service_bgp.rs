@@ -103,3 +103,66 @@ fn routes_and_export_show_the_service_routes_as_calicos_static_routes() {
         assert!(conf.contains(line), "`{line}` missing in:\n{conf}");
     }
 }
+
+#[test]
+fn the_report_says_who_advertises_each_service_address_and_how_externals_fare() {
+    // At the end (after 3m) no endpoint is left: only the CIDRs are advertised, by every
+    // node; web's LoadBalancer IP and cluster IP fall back to them, hidden's external IP is in
+    // no configured CIDR (not listed), and the external reaches neither web nor web-any.
+    let dir = std::env::temp_dir().join(format!("podnet-service-bgp-run-{}", std::process::id()));
+    let d = dir.to_string_lossy().into_owned();
+    let (code, out, err) = podnet(&["run", ETP, "--out", &d, "--format", "json", "--quiet"]);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let service = |name: &str| {
+        v["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let all = serde_json::json!(["r1-n-1", "r1-n-2", "r2-n-1"]);
+    let web = service("web");
+    assert_eq!(
+        web["advertised"],
+        serde_json::json!([
+            {"address": "10.96.0.2", "kind": "clusterIP", "prefix": "10.96.0.0/12", "nodes": all},
+            {"address": "203.0.113.10", "kind": "loadBalancerIP", "prefix": "203.0.113.0/24", "nodes": all},
+        ])
+    );
+    let external = web["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["client"] == "external internet")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            external["port"].clone(),
+            external["every"].clone(),
+            external["none"].clone()
+        ),
+        (
+            serde_json::json!("80/TCP"),
+            serde_json::json!(0),
+            serde_json::json!(1)
+        )
+    );
+    let hidden = service("hidden");
+    assert_eq!(
+        hidden["advertised"].as_array().unwrap().len(),
+        1,
+        "{hidden}"
+    );
+    assert_eq!(hidden["advertised"][0]["kind"], "clusterIP");
+    assert!(md.contains("\n## Services\n"), "{md}");
+    assert!(
+        md.contains("loadBalancerIP 203.0.113.10 as 203.0.113.0/24 by r1-n-1, r1-n-2, r2-n-1"),
+        "{md}"
+    );
+}
