@@ -111,11 +111,12 @@ fn the_report_says_who_advertises_each_service_address_and_how_externals_fare() 
     // no configured CIDR (not listed), and the external reaches neither web nor web-any.
     let dir = std::env::temp_dir().join(format!("podnet-service-bgp-run-{}", std::process::id()));
     let d = dir.to_string_lossy().into_owned();
-    let (code, out, err) = podnet(&["run", ETP, "--out", &d, "--format", "json", "--quiet"]);
+    let (code, _, err) = podnet(&["run", ETP, "--out", &d, "--quiet"]);
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap_or_default();
+    let json = std::fs::read_to_string(dir.join("report.json")).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("report.json");
     let service = |name: &str| {
         v["services"]
             .as_array()
