@@ -42,12 +42,16 @@ impl fmt::Display for Filtered {
 }
 
 /// Calico's BIRD export filter for a node: nothing from pools with `disableBGPExport`; each
-/// of the node's own blocks as the block prefix and nothing more specific inside it; then any
+/// of the node's own blocks as the block prefix and nothing more specific inside it; then
+/// anything inside one of the node's static routes (`/staticroutes`: the Service CIDRs and
+/// /32s it advertises, `net ~ cidr`, so more-specifics learned from peers too); then any
 /// route inside a pool (borrowed /32s, routes learned from peers). `own` holds what the node
-/// originates: its confirmed blocks and the addresses it borrowed.
+/// originates from IPAM: its confirmed blocks and the addresses it borrowed; `statics` its
+/// Service routes (`bird_ipam.cfg.template`, `calico_export_to_bgp_peers`).
 pub fn calico_export_filter(
     prefix: IpNet,
     own: &[IpNet],
+    statics: &[IpNet],
     pools: &[ExportPool],
 ) -> Result<(), Filtered> {
     if let Some(pool) = pools
@@ -61,6 +65,9 @@ pub fn calico_export_filter(
     }
     if let Some(block) = own.iter().find(|b| b.contains(&prefix)) {
         return Err(Filtered::InsideOwnBlock(*block));
+    }
+    if statics.iter().any(|s| s.contains(&prefix)) {
+        return Ok(());
     }
     if pools.iter().any(|p| p.cidr.contains(&prefix)) {
         Ok(())
@@ -312,23 +319,52 @@ mod tests {
     fn calico_filter_exports_blocks_and_borrowed_addresses_but_not_more_specifics() {
         let own = [net("10.244.1.0/26"), net("10.244.2.7/32")];
         let p = pools();
-        assert_eq!(calico_export_filter(net("10.244.1.0/26"), &own, &p), Ok(()));
+        assert_eq!(
+            calico_export_filter(net("10.244.1.0/26"), &own, &[], &p),
+            Ok(())
+        );
         // A borrowed /32 (inside another node's block) is accepted.
-        assert_eq!(calico_export_filter(net("10.244.2.7/32"), &own, &p), Ok(()));
+        assert_eq!(
+            calico_export_filter(net("10.244.2.7/32"), &own, &[], &p),
+            Ok(())
+        );
         // Another node's /32 inside our block is not (REFERENCE §4.3 "derived").
         assert_eq!(
-            calico_export_filter(net("10.244.1.5/32"), &own, &p),
+            calico_export_filter(net("10.244.1.5/32"), &own, &[], &p),
             Err(Filtered::InsideOwnBlock(net("10.244.1.0/26")))
         );
         // Learned routes inside a pool are accepted; outside every pool they are not.
-        assert_eq!(calico_export_filter(net("10.244.9.0/26"), &own, &p), Ok(()));
         assert_eq!(
-            calico_export_filter(net("172.16.0.0/26"), &own, &p),
+            calico_export_filter(net("10.244.9.0/26"), &own, &[], &p),
+            Ok(())
+        );
+        assert_eq!(
+            calico_export_filter(net("172.16.0.0/26"), &own, &[], &p),
+            Err(Filtered::OutsidePools)
+        );
+        // A node's static routes (Service CIDRs and /32s) pass, and so does anything
+        // inside them (another node's Service /32 a reflector passes on); without them a
+        // Service address is outside every pool.
+        let statics = [net("10.96.0.0/12"), net("192.0.2.10/32")];
+        assert_eq!(
+            calico_export_filter(net("10.96.0.10/32"), &own, &statics, &p),
+            Ok(())
+        );
+        assert_eq!(
+            calico_export_filter(net("192.0.2.10/32"), &own, &statics, &p),
+            Ok(())
+        );
+        assert_eq!(
+            calico_export_filter(net("10.96.0.10/32"), &own, &[], &p),
+            Err(Filtered::OutsidePools)
+        );
+        assert_eq!(
+            calico_export_filter(net("192.0.2.11/32"), &own, &statics, &p),
             Err(Filtered::OutsidePools)
         );
         let disabled = [net("10.99.0.0/26")];
         assert_eq!(
-            calico_export_filter(net("10.99.0.0/26"), &disabled, &p),
+            calico_export_filter(net("10.99.0.0/26"), &disabled, &[], &p),
             Err(Filtered::DisabledPool(net("10.99.0.0/16")))
         );
     }

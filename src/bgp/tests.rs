@@ -16,6 +16,7 @@ use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, Os, Topology};
 
 mod reconfigure;
 mod restart;
+mod statics;
 
 /// One rack: its node count and each node's Calico settings.
 struct RackSpec {

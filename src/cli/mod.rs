@@ -23,6 +23,7 @@ mod sweep_job;
 mod sweep_memory;
 mod sweep_shard;
 mod trace;
+mod trace_entry;
 mod trace_external;
 mod trace_service;
 mod validate;

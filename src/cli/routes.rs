@@ -4,8 +4,9 @@
 //!
 //! As in `birdc`, the number in parentheses is the route's preference (REFERENCE §4.3: static
 //! 200, kernel 10, BGP 100), not its LOCAL_PREF, which is shown with the other attributes. A
-//! node's own block is Calico's static `blackhole` route; a borrowed /32 (or a /32 block) is
-//! the kernel route to the pod's interface that BIRD learns, not a blackhole.
+//! node's own block is Calico's static `blackhole` route, and so is each Service route it
+//! advertises (`/staticroutes`); a borrowed /32 (or a /32 block) is the kernel route to the
+//! pod's interface that BIRD learns, not a blackhole.
 
 use serde_json::json;
 
@@ -72,13 +73,15 @@ pub fn run(args: &RoutesArgs) -> i32 {
                     return exit::INVALID;
                 };
                 let rib = bgp.loc_rib(device);
-                // The node's own blocks are the prefixes its FIB blackholes.
+                // The node's own blocks are the prefixes its FIB blackholes; its Service
+                // routes are static blackholes too (kept out of the kernel).
                 let blackholes: Vec<IpNet> = snap
                     .dataplane
                     .entries(device)
                     .iter()
                     .filter(|e| e.origin == Origin::Blackhole)
                     .map(|e| e.prefix)
+                    .chain(bgp.statics(device).iter().copied())
                     .collect();
                 match args.format {
                     Format::Text => {

@@ -59,6 +59,9 @@ pub fn run(args: &TraceArgs, snap: &Snapshot, topo: &Topology) -> Option<i32> {
             (c, packet, to)
         }
         (Some(x), None) => {
+            if let Some(code) = super::trace_entry::run(args, snap, x) {
+                return Some(code);
+            }
             let to = match resolve(snap, topo, &args.to) {
                 Some(super::trace::Endpoint::Pod(_, Some(ip)))
                 | Some(super::trace::Endpoint::Address(ip))

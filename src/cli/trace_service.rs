@@ -39,7 +39,7 @@ pub fn target<'s>(snap: &'s Snapshot, to: &str) -> Result<Option<&'s ServiceView
 }
 
 /// The packet sent to the Service: `--port` is a Service port number or a Service port name.
-fn packet(view: &ServiceView, probe: &Probe) -> Result<Packet, String> {
+pub(super) fn packet(view: &ServiceView, probe: &Probe) -> Result<Packet, String> {
     let s = &view.service;
     let Some(protocol) = Protocol::of_probe(probe.protocol) else {
         return Err("--to a Service needs --port (a Service port number or name)".into());

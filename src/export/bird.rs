@@ -97,6 +97,8 @@ struct Inputs<'a> {
     bfd: Option<Bfd>,
     /// `nodeMeshMaxRestartTime` (whole seconds).
     mesh_restart_time: Option<SimDuration>,
+    /// The Service CIDRs of the BGPConfiguration (`/rejectcidrs`), in confd's order.
+    reject_cidrs: Vec<IpNet>,
 }
 
 /// Renders the configuration of every speaker (or only `only`), in device order.
@@ -163,6 +165,7 @@ pub fn render(
         profile: scenario.profile.bgp_timers,
         bfd: scenario.network.bgp.bfd,
         mesh_restart_time: world.control.bgp_inputs.config.node_mesh_restart_time,
+        reject_cidrs: confd_sorted(world.control.bgp_inputs.services.all()),
     };
     let mut out = Vec::new();
     for (i, d) in topology.devices.iter().enumerate() {
@@ -190,6 +193,14 @@ pub fn render(
 /// confd keys are paths with `/` in a CIDR written `-`, listed in string order.
 fn confd_key(cidr: &str) -> String {
     cidr.replace('/', "-")
+}
+
+/// CIDRs in confd's listing order, each once.
+fn confd_sorted(nets: impl IntoIterator<Item = IpNet>) -> Vec<IpNet> {
+    let mut v: Vec<IpNet> = nets.into_iter().collect();
+    v.sort_by_key(|c| confd_key(&c.to_string()));
+    v.dedup();
+    v
 }
 
 /// `10.0.0.2` → `10_0_0_2`, as the templates name protocols.
@@ -285,12 +296,21 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
         .get(&me.name)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    if blocks.is_empty() {
+    // `/staticroutes`: the Service routes this node advertises (`bgp::engine` statics).
+    let statics = confd_sorted(inputs.engine.statics(me.device).iter().copied());
+    if blocks.is_empty() && statics.is_empty() {
         out.push_str("   # No IP blocks or static routes for this host.\n");
-    } else {
+    }
+    if !blocks.is_empty() {
         out.push_str("   # IP blocks for this host.\n");
         for b in blocks.iter().filter(|b| b.prefix_len() != 32) {
             let _ = writeln!(out, "   route {b} blackhole;");
+        }
+    }
+    if !statics.is_empty() {
+        out.push_str("   # Static routes.\n");
+        for r in &statics {
+            let _ = writeln!(out, "   route {r} blackhole;");
         }
     }
     out.push_str(
@@ -324,6 +344,12 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
          reject_disabled_pools();\n  if (internal_peer) then {\n    reject_tunnel_routes();\n  }\n  \
          reject_local_routes();\n  apply_communities();\n  calico_aggr();\n",
     );
+    if !statics.is_empty() {
+        out.push_str("\n  # Export static routes.\n");
+        for r in &statics {
+            let _ = writeln!(out, "  if ( net ~ {r} ) then {{ accept; }}");
+        }
+    }
     for p in &inputs.pools {
         if p.disable_bgp_export {
             let _ = writeln!(out, "  # Skip {} as BGP export is disabled for it", p.cidr);
@@ -332,6 +358,13 @@ fn node_config(inputs: &Inputs, me: &Speaker) -> String {
         }
     }
     out.push_str("}\n\nfilter calico_kernel_programming {\n");
+    if !inputs.reject_cidrs.is_empty() {
+        out.push_str("\n  # Don't program static routes into kernel.\n");
+        for r in &inputs.reject_cidrs {
+            let _ = writeln!(out, "  if ( net ~ {r} ) then {{ reject; }}");
+        }
+        out.push('\n');
+    }
     for p in &inputs.pools {
         let _ = writeln!(out, "  if ( net ~ {} ) then {{", p.cidr);
         if p.vxlan_mode != EncapMode::Never {
@@ -756,6 +789,63 @@ resources:
 workloads:
 - {name: web, kind: DaemonSet}
 ";
+
+    #[test]
+    fn service_routes_are_static_routes_exported_and_kept_out_of_the_kernel() {
+        // Calico's confd test `mesh/static-routes` (compiled_templates bird_aggr.cfg and
+        // bird_ipam.cfg): serviceClusterIPs 10.101.0.0/16 and serviceLoadBalancerIPs
+        // 80.15.0.0/24 become `route … blackhole;` under "# Static routes.", one
+        // `if ( net ~ … ) then { accept; }` each under "# Export static routes." after
+        // calico_aggr(), and `reject` lines in calico_kernel_programming; a Local Service's
+        // /32 joins the static routes of the node with its endpoint only (its cluster IP
+        // 10.101.0.2, the first after the `kubernetes` Service's 10.101.0.1), not the
+        // rejected CIDRs. The IPv6 entry (fd00:96::/112) belongs to bird6.cfg, and the empty
+        // `- {}` entries are skipped.
+        let yaml = MESH.replace(
+            "workloads:\n- {name: web, kind: DaemonSet}\n",
+            "- apiVersion: projectcalico.org/v3
+  kind: BGPConfiguration
+  metadata: {name: default}
+  spec:
+    serviceClusterIPs: [{cidr: 10.101.0.0/16}, {}, {cidr: fd00:96::/112}]
+    serviceLoadBalancerIPs: [{cidr: 80.15.0.0/24}, {}]
+- apiVersion: v1
+  kind: Service
+  metadata: {name: web}
+  spec:
+    type: NodePort
+    externalTrafficPolicy: Local
+    selector: {app: web}
+    ports: [{port: 80}]
+network: {serviceClusterIPRange: 10.101.0.0/16}
+workloads:
+- {name: web, replicas: 1, labels: {app: web}, nodeSelector: {kubernetes.io/hostname: n2}}
+",
+        );
+        let files = render_text(&yaml);
+        check_lines(
+            &files["n2"],
+            &[
+                "   # Static routes.",
+                "   route 10.101.0.0/16 blackhole;",
+                "   route 10.101.0.2/32 blackhole;",
+                "   route 80.15.0.0/24 blackhole;",
+                "  calico_aggr();",
+                "  # Export static routes.",
+                "  if ( net ~ 10.101.0.0/16 ) then { accept; }",
+                "  if ( net ~ 10.101.0.2/32 ) then { accept; }",
+                "  if ( net ~ 80.15.0.0/24 ) then { accept; }",
+                "filter calico_kernel_programming {",
+                "  # Don't program static routes into kernel.",
+                "  if ( net ~ 10.101.0.0/16 ) then { reject; }",
+                "  if ( net ~ 80.15.0.0/24 ) then { reject; }",
+            ],
+        );
+        assert!(!files["n1"].contains("10.101.0.2/32"), "{}", files["n1"]);
+        assert!(files["n1"].contains("   route 80.15.0.0/24 blackhole;"));
+        assert!(!files["n2"].contains("fd00"));
+        assert!(!files["n2"].contains("10.101.0.2/32 ) then { reject"));
+    }
 
     #[test]
     fn a_mesh_node_gets_calicos_sections_and_one_protocol_per_other_node() {

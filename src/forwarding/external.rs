@@ -17,8 +17,8 @@
 //!
 //! Invariants: the first failing step decides (egress, forward walk, ingress, reply), as for
 //! [`connect`]; replies never meet policy (connection tracking).
-//! What this is not: no NodePort, no Service IP entry (that is BGP advertisement of Service
-//! IPs), no `natOutgoingExclusions`.
+//! What this is not: no NodePort, no Service address entry (`service_entry`), no
+//! `natOutgoingExclusions`.
 
 use std::net::IpAddr;
 

@@ -14,12 +14,15 @@
 //! - `connect`: a new connection with network policy: sender's egress, the walk, receiver's
 //!   ingress.
 //! - `service`: a connection to a Service's cluster IP: kube-proxy's DNAT, then `connect`.
+//! - `advertise`: which Service addresses each node advertises over BGP.
+//! - `service_entry`: a connection from an external to an advertised Service address.
 //! - `external`: connections to and from places outside the cluster (natOutgoing SNAT,
 //!   replies routed back).
 //!
 //! Architecture invariant: nothing here mutates simulation state or fails on input; a dropped
 //! packet is a [`Verdict`] with a [`Reason`], never an `Err`.
 
+pub mod advertise;
 pub mod connect;
 mod dataplane;
 pub mod external;
@@ -27,6 +30,7 @@ pub mod fib;
 pub mod policy_reach;
 pub mod reach;
 pub mod service;
+pub mod service_entry;
 pub mod walk;
 
 #[cfg(test)]

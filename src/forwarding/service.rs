@@ -18,7 +18,8 @@
 //! order pods were listed; policy always sees the backend's address and target port (the
 //! packet handed to [`connect`] is already translated).
 //! What this is not: no SNAT (kube-proxy masquerades pod-to-ClusterIP traffic only in special
-//! cases, §3.4), no NodePort or external entry, no Service IP routing.
+//! cases, §3.4), no NodePort, no entry from outside the cluster (`service_entry`, which
+//! shares [`dnat_with`]).
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -168,6 +169,28 @@ pub fn dnat(
     port: u16,
     protocol: Protocol,
 ) -> Result<Dnat, NoBackend> {
+    let local = view.service.internal_traffic_policy == TrafficPolicy::Local;
+    dnat_with(
+        seed,
+        view,
+        client,
+        client_node.filter(|_| local),
+        port,
+        protocol,
+    )
+}
+
+/// [`dnat`] with the traffic policy already applied: `local_to` keeps only the endpoints on
+/// that node (`internalTrafficPolicy: Local` for a client in the cluster, or
+/// `externalTrafficPolicy: Local` at the node an external's packet reached).
+pub fn dnat_with(
+    seed: u64,
+    view: &ServiceView,
+    client: IpAddr,
+    local_to: Option<DeviceId>,
+    port: u16,
+    protocol: Protocol,
+) -> Result<Dnat, NoBackend> {
     if view.cluster_ip.is_none() {
         return Err(NoBackend::Headless);
     }
@@ -184,12 +207,12 @@ pub fn dnat(
         (b.ready || s.publish_not_ready_addresses)
             && b.target_ports.get(port_index).copied().flatten().is_some()
     };
-    let local_only = s.internal_traffic_policy == TrafficPolicy::Local && client_node.is_some();
+    let local_only = local_to.is_some();
     let candidates: Vec<usize> = view
         .backends
         .iter()
         .enumerate()
-        .filter(|(_, b)| serving(b) && (!local_only || Some(b.node) == client_node))
+        .filter(|(_, b)| serving(b) && local_to.is_none_or(|n| b.node == n))
         .map(|(i, _)| i)
         .collect();
     if candidates.is_empty() {

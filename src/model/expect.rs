@@ -73,7 +73,8 @@ pub enum PodSet {
     Namespace(String),
     Node(String),
     /// A Service (`{service: ns/name}`), only as the `to` of `reachable`, `unreachable` and
-    /// `isolated`: its cluster IP, on each of its ports (SPEC §7).
+    /// `isolated`: its cluster IP, on each of its ports (SPEC §7); from an external, the
+    /// address it reaches the Service at (`forwarding::service_entry::entry_address`).
     Service {
         namespace: String,
         name: String,
@@ -120,6 +121,8 @@ text_enum! {
         PolicyDenied = "policy-denied",
         /// A Service with no ready endpoint its traffic policy allows (SPEC §7).
         NoEndpoints = "no-endpoints",
+        /// An external reaching a Service address the fabric never learned (SPEC §7).
+        NotAdvertised = "not-advertised",
     }
 }
 

@@ -260,7 +260,6 @@ const IPAMCONFIG_SPEC: &[Field] = &[
 const IPRESERVATION_SPEC: &[Field] = &[m("reservedCIDRs", SL)];
 
 const CIDR_MODELLED: &[Field] = &[m("cidr", S)];
-const CIDR_UNMODELLED: &[Field] = &[u("cidr", S)];
 
 const SECRET_KEY_REF: &[Field] = &[u("name", S), u("key", S), u("optional", S)];
 const SECRET_SOURCE: &[Field] = &[u("secretKeyRef", Shape::Object(SECRET_KEY_REF))];
@@ -273,6 +272,8 @@ const BGPCONFIG_SPEC: &[Field] = &[
     m("nodeToNodeMeshEnabled", S),
     m("nodeMeshMaxRestartTime", S),
     m("serviceClusterIPs", Shape::ObjectList(CIDR_MODELLED)),
+    m("serviceExternalIPs", Shape::ObjectList(CIDR_MODELLED)),
+    m("serviceLoadBalancerIPs", Shape::ObjectList(CIDR_MODELLED)),
     u("bindMode", S),
     u("communities", Shape::ObjectList(COMMUNITY)),
     u("ignoredInterfaces", SL),
@@ -288,9 +289,7 @@ const BGPCONFIG_SPEC: &[Field] = &[
         Shape::ObjectList(PREFIX_ADVERTISEMENT),
     ),
     u("programClusterRoutes", S),
-    u("serviceExternalIPs", Shape::ObjectList(CIDR_UNMODELLED)),
     u("serviceLoadBalancerAggregation", S),
-    u("serviceLoadBalancerIPs", Shape::ObjectList(CIDR_UNMODELLED)),
 ];
 
 const BGPPEER_SPEC: &[Field] = &[
@@ -1035,6 +1034,8 @@ mod tests {
             "nodeToNodeMeshEnabled",
             "nodeMeshMaxRestartTime",
             "serviceClusterIPs",
+            "serviceExternalIPs",
+            "serviceLoadBalancerIPs",
         ];
         let peer = [
             "node",

@@ -222,6 +222,7 @@ impl Simulation<'_> {
                     // Without it, Calico's defaults apply: the mesh on, AS 64512.
                     "BGPConfiguration" if name == "default" => {
                         inputs.config = bgp::BgpConfig::default();
+                        inputs.services = Default::default();
                         self.replan_bgp("BGPConfiguration default deleted");
                     }
                     _ => {}

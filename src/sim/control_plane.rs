@@ -222,6 +222,8 @@ impl Simulation<'_> {
 pub struct BgpInputs {
     pub config: bgp::BgpConfig,
     pub peers: Vec<bgp::Peer>,
+    /// The Service CIDRs of `BGPConfiguration` `default` (`service_routes.rs`).
+    pub services: crate::forwarding::advertise::ServiceCidrs,
 }
 
 impl BgpInputs {
@@ -239,6 +241,7 @@ impl BgpInputs {
                     }
                     inputs.config.node_mesh_restart_time =
                         c.node_mesh_max_restart_time.map(bgp::whole_seconds);
+                    inputs.services = service_cidrs(c);
                 }
                 ResourceSpec::BgpPeer(p) => inputs.peers.push(p.clone()),
                 _ => {}
@@ -267,6 +270,23 @@ impl BgpInputs {
                 .unwrap_or(default.node_to_node_mesh),
             node_mesh_restart_time: c.node_mesh_max_restart_time.map(bgp::whole_seconds),
         };
+        self.services = service_cidrs(c);
+    }
+}
+
+/// The IPv4 Service CIDRs of a BGPConfiguration (podnet's fabric is IPv4; Calico renders
+/// the IPv6 ones into `bird6.cfg`, which podnet does not model).
+fn service_cidrs(c: &BgpConfiguration) -> crate::forwarding::advertise::ServiceCidrs {
+    let v4 = |nets: &[IpNet]| -> Vec<IpNet> {
+        nets.iter()
+            .copied()
+            .filter(|n| matches!(n, IpNet::V4(_)))
+            .collect()
+    };
+    crate::forwarding::advertise::ServiceCidrs {
+        cluster_ips: v4(&c.service_cluster_ips),
+        external_ips: v4(&c.service_external_ips),
+        load_balancer_ips: v4(&c.service_load_balancer_ips),
     }
 }
 
@@ -280,4 +300,6 @@ pub struct ControlPlane {
     pub bgp: Option<Box<BgpEngine>>,
     /// What the BGP peering is planned from, as it stands now.
     pub bgp_inputs: BgpInputs,
+    /// The Service routes each node originates now (`service_routes.rs`).
+    pub service_routes: BTreeMap<DeviceId, BTreeSet<IpNet>>,
 }

@@ -64,7 +64,16 @@ pub fn build(world: &World) -> Dataplane {
         }
     }
     if let Some(bgp) = &world.control.bgp {
-        let learned = |device: DeviceId| bgp.learned_next_hops(device);
+        // Calico keeps learned Service routes out of a node's kernel (`/rejectcidrs`): only
+        // routers forward by them (`forwarding::advertise`).
+        let reject: Vec<IpNet> = world.control.bgp_inputs.services.all().collect();
+        let learned = |device: DeviceId| {
+            let mut routes = bgp.learned_next_hops(device);
+            if !reject.is_empty() && !topology.device(device).is_router() {
+                routes.retain(|(_, p, _)| !reject.iter().any(|r| r.contains(p)));
+            }
+            routes
+        };
         let speakers: Vec<DeviceId> = bgp
             .speakers()
             .iter()

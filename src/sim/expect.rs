@@ -395,6 +395,9 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             from, to, probe, ..
         }
         | Check::Isolated { from, to, probe } => {
+            if let (PodSet::External(x), PodSet::Service { namespace, name }) = (from, to) {
+                return super::service_entry_expect::judge(c, snap, x, namespace, name);
+            }
             if matches!(from, PodSet::External(_)) || matches!(to, PodSet::External(_)) {
                 return super::external_expect::judge(c, snap);
             }

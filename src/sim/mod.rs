@@ -29,7 +29,9 @@ pub mod policy;
 pub mod progress;
 pub mod queue;
 pub mod rng;
+pub mod service_entry_expect;
 pub mod service_expect;
+mod service_routes;
 pub mod services;
 pub mod snapshot;
 
@@ -351,6 +353,7 @@ impl<'s> Simulation<'s> {
         };
         sim.start_control_plane(bgp_log);
         sim.drain_ipam_changes();
+        sim.sync_service_routes();
         let ids: Vec<NodeId> = sim.world.topology.live_nodes().map(|(id, _)| id).collect();
         for id in ids {
             sim.refresh_placement(id);
@@ -453,6 +456,9 @@ impl<'s> Simulation<'s> {
             }
         }
         self.drain_ipam_changes();
+        if pods_may_change {
+            self.sync_service_routes();
+        }
         if pods_may_change
             && !(self.world.services.is_empty() && self.endpoints.by_service.is_empty())
         {

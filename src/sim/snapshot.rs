@@ -194,6 +194,9 @@ pub struct Snapshot {
     /// `externals:` (SPEC §7), in the dataplane's order.
     #[serde(skip)]
     pub externals: Vec<crate::model::external::External>,
+    /// The Service routes each node advertises (`forwarding::advertise`).
+    #[serde(skip)]
+    pub service_routes: BTreeMap<DeviceId, std::collections::BTreeSet<IpNet>>,
 }
 
 /// What the engine knows about BGP beyond the engine itself: when the FIBs changed and when
@@ -390,6 +393,7 @@ impl Snapshot {
                 .map(Arc::new),
             services: Arc::new(services),
             externals: topo.externals.clone(),
+            service_routes: world.control.service_routes.clone(),
         }
     }
 

@@ -59,6 +59,7 @@ mod queries;
 mod receive;
 mod send;
 mod session;
+mod statics;
 
 /// A group of UPDATEs arriving at one instant, or of speakers finishing a message at one
 /// instant: a slot reused once the event fires (the last freed slot is taken first, so ids
@@ -331,8 +332,12 @@ pub(super) struct SpeakerRt {
     pub(super) all: Vec<SessionId>,
     pub(super) rib: Rib,
     pub(super) originated: BTreeSet<PrefixId>,
-    /// The nets of `originated`, for Calico's export filter.
+    /// The nets of `originated` that come from IPAM (blocks, borrowed addresses), for
+    /// Calico's export filter.
     own: Vec<IpNet>,
+    /// The nets of `originated` that are static routes (Service CIDRs and /32s,
+    /// `statics.rs`), sorted.
+    statics: Vec<IpNet>,
     inbox: VecDeque<(u32, Update)>,
     processing: bool,
     dirty: BTreeSet<PrefixId>,
@@ -599,6 +604,18 @@ impl BgpEngine {
 
     /// The speaker now originates `prefix` (a Calico block claimed, an address borrowed).
     pub fn originate(&mut self, now: SimTime, speaker: DeviceId, prefix: IpNet) -> Scheduled {
+        self.originate_as(now, speaker, prefix, true)
+    }
+
+    /// Originates `prefix`, one of the node's IPAM prefixes (`block`, which Calico's export
+    /// filter aggregates) or a static route (kept in `statics` by the caller).
+    fn originate_as(
+        &mut self,
+        now: SimTime,
+        speaker: DeviceId,
+        prefix: IpNet,
+        block: bool,
+    ) -> Scheduled {
         let mut out = Vec::new();
         let Some(&s) = self.by_device.get(&speaker) else {
             return out;
@@ -609,8 +626,10 @@ impl BgpEngine {
         if r.removed || !r.originated.insert(p) {
             return out;
         }
-        r.own.push(prefix);
-        r.own.sort();
+        if block {
+            r.own.push(prefix);
+            r.own.sort();
+        }
         self.note(
             now,
             BgpLogKind::Originated,
@@ -745,6 +764,7 @@ impl BgpEngine {
         r.removed = true;
         r.originated.clear();
         r.own.clear();
+        r.statics.clear();
         self.last_state_change = now;
         self.note(now, BgpLogKind::SpeakerRemoved, name, "deleted".into());
         out

@@ -39,9 +39,10 @@ impl BgpEngine {
     /// What the speaker would advertise for `p` now.
     pub(super) fn current_advertisement(&self, s: SpeakerId, p: PrefixId) -> Option<Advertised> {
         let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
-        let exportable = self.speakers[s.index()].is_router()
-            || calico_export_filter(self.prefixes.net(p), &self.rt[s.index()].own, &self.pools)
-                .is_ok();
+        let exportable = self.speakers[s.index()].is_router() || {
+            let r = &self.rt[s.index()];
+            calico_export_filter(self.prefixes.net(p), &r.own, &r.statics, &self.pools).is_ok()
+        };
         Some(Advertised {
             source: best.source(),
             attrs: best.attrs.clone(),

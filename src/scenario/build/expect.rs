@@ -328,13 +328,13 @@ impl Builder<'_> {
                 pod_set(self, "from", from);
                 pod_set(self, "to", to);
                 if matches!(from.value, PodSet::External(_))
-                    && matches!(to.value, PodSet::External(_) | PodSet::Service { .. })
+                    && matches!(to.value, PodSet::External(_))
                 {
                     self.cx.at_key("to", |cx| {
                         cx.error(
                             to.pos,
-                            "from an external, `to` must be pods (traffic between places \
-                             outside the cluster never crosses it)",
+                            "from an external, `to` must be pods or a Service (traffic \
+                             between places outside the cluster never crosses it)",
                         )
                     });
                 }

@@ -97,6 +97,9 @@ pub struct BgpConfiguration {
     pub node_to_node_mesh_enabled: Option<bool>,
     pub node_mesh_max_restart_time: Option<SimDuration>,
     pub service_cluster_ips: Vec<IpNet>,
+    /// `serviceExternalIPs` and `serviceLoadBalancerIPs` (REFERENCE-policy §5).
+    pub service_external_ips: Vec<IpNet>,
+    pub service_load_balancer_ips: Vec<IpNet>,
 }
 
 /// What one resource means to podnet.
@@ -665,12 +668,20 @@ fn bgp_configuration(r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<BgpConfig
     let service_cluster_ips = spec
         .get(cx, "serviceClusterIPs", service_cidrs)
         .unwrap_or_default();
+    let service_external_ips = spec
+        .get(cx, "serviceExternalIPs", service_cidrs)
+        .unwrap_or_default();
+    let service_load_balancer_ips = spec
+        .get(cx, "serviceLoadBalancerIPs", service_cidrs)
+        .unwrap_or_default();
     Some(BgpConfiguration {
         name: r.name.clone(),
         as_number: spec.get(cx, "asNumber", as_number),
         node_to_node_mesh_enabled: spec.value(cx, "nodeToNodeMeshEnabled"),
         node_mesh_max_restart_time: spec.value(cx, "nodeMeshMaxRestartTime"),
         service_cluster_ips,
+        service_external_ips,
+        service_load_balancer_ips,
     })
 }
 
