@@ -47,7 +47,7 @@ use super::config::{ExportPool, TimerJitter, Timers};
 use super::decision::RouteStatus;
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::restart::{GracefulRestart, RestartEvent};
-use super::rib::{Attrs, PathAttributes, PrefixId, Prefixes, Rib, RouteSource};
+use super::rib::{Attrs, PathAttributes, PathId, PrefixId, Prefixes, Rib, RouteSource};
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::network::BgpSettings;
@@ -125,8 +125,9 @@ pub type Scheduled = Vec<(SimTime, BgpEvent)>;
 /// builds it once and every message shares it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct UpdateBody {
-    pub withdrawn: Vec<PrefixId>,
-    pub announced: Vec<(PrefixId, Attrs)>,
+    /// Prefixes with the path id (RFC 7911; always 0 on a session without ADD-PATH).
+    pub withdrawn: Vec<(PrefixId, PathId)>,
+    pub announced: Vec<(PrefixId, PathId, Attrs)>,
     /// The sender's initial table ends with this message (End-of-RIB, RFC 4724 §2).
     pub end_of_rib: bool,
 }
@@ -359,8 +360,9 @@ pub(super) struct SessionRt {
     pub(super) idle_since: SimTime,
     mrai_until: [SimTime; 2],
     mrai_armed: [bool; 2],
-    /// Per side, for announcements held by MRAI: what the peer currently has.
-    held: [BTreeMap<PrefixId, Option<Attrs>>; 2],
+    /// Per side, for announcements held by MRAI: what the peer currently has, per prefix and
+    /// path.
+    held: [BTreeMap<(PrefixId, PathId), Option<Attrs>>; 2],
     /// Per side, when the last UPDATE sent arrives: a session is a TCP stream, so a later
     /// message never overtakes an earlier one even if the path got shorter.
     last_arrival: [SimTime; 2],
@@ -641,7 +643,7 @@ impl BgpEngine {
         r.own.retain(|n| *n != prefix);
         self.note(now, BgpLogKind::Withdrawn, self.name(s), prefix.to_string());
         if self.rt[s.index()].up {
-            self.set_route(now, s, p, RouteSource::Local, None, &mut out);
+            self.set_route(now, s, p, RouteSource::Local.into(), None, &mut out);
             self.refilter(now, s, prefix, &mut out);
         }
         out
@@ -826,6 +828,22 @@ impl BgpEngine {
 
     // ----- speakers -----
 
+    /// Whether ADD-PATH (RFC 7911) is negotiated on `x`, both ways: Calico's template says
+    /// `add paths on` (receive and send) on every session of a node, an operator's router
+    /// configuration (`podnet export bird`) says nothing, and a side sends several paths
+    /// only when the other said it receives them — so both ends must be Calico nodes.
+    pub(super) fn add_paths(&self, x: SessionId) -> bool {
+        let sess = &self.sessions[x.index()];
+        sess.b
+            .is_some_and(|b| self.offers_paths(sess.a) && self.offers_paths(b))
+    }
+
+    /// Whether the speaker offers ADD-PATH on its sessions (a Calico node: BIRD exports every
+    /// route of its table, `RA_ANY`, where ADD-PATH is negotiated).
+    pub(super) fn offers_paths(&self, s: SpeakerId) -> bool {
+        !self.speakers[s.index()].is_router()
+    }
+
     /// Forgets everything a speaker knew (a crash or a deletion).
     pub(super) fn wipe(&mut self, s: SpeakerId) {
         let r = &mut self.rt[s.index()];
@@ -847,7 +865,7 @@ impl BgpEngine {
         out: &mut Scheduled,
     ) {
         let attrs = Arc::new(PathAttributes::local(self.speakers[s.index()].address));
-        self.set_route(now, s, p, RouteSource::Local, Some(attrs), out);
+        self.set_route(now, s, p, RouteSource::Local.into(), Some(attrs), out);
     }
 
     /// The speaker's own set changed around `net`: routes inside it may now pass or fail
