@@ -17,6 +17,9 @@
 //! - Changes decided at one instant for one peer leave in one UPDATE: a speaker marks changed
 //!   prefixes and flushes them in a `Flush` event scheduled at the same instant.
 //! - MRAI (0 in BIRD) holds announcements per peer; withdrawals are never held.
+//! - ADD-PATH (RFC 7911) where both ends are Calico nodes: every candidate that passes the
+//!   export rules goes out under its own path id, and the receiver keeps each as a candidate
+//!   (`send.rs`); elsewhere only the best route goes out.
 //! - Keepalives are not messages, but they count: a crashed peer, or a multihop session that
 //!   lost every path, is detected a hold time (the smaller of both sides', jittered for BIRD)
 //!   after the last message heard — its last UPDATE or the last KEEPALIVE of the schedule
