@@ -79,7 +79,7 @@ impl BgpEngine {
 
     /// Which of the speaker's session lists an advertisement can go to (its best route, and
     /// over ADD-PATH every path it offers).
-    pub(super) fn visit_mask(&self, s: SpeakerId, adv: &Option<Advertised>) -> u8 {
+    pub(super) fn visit_mask(&self, s: SpeakerId, adv: Option<&Advertised>) -> u8 {
         match adv {
             Some(a) if a.exportable => a
                 .offered()
@@ -134,7 +134,7 @@ impl BgpEngine {
         if Advertised::same(&old, &new) {
             return;
         }
-        let mask = self.visit_mask(s, &old) | self.visit_mask(s, &new);
+        let mask = self.visit_mask(s, old.as_ref()) | self.visit_mask(s, new.as_ref());
         if self.masked_lists(s, mask) == 0 {
             // No session could see either version: every peer's view is "nothing" before
             // and after, which `None` records without keeping a copy.
@@ -173,9 +173,7 @@ impl BgpEngine {
         } else {
             d.best().map_or(0, |b| self.reach(s, b.source()))
         };
-        if let Some(a) = d.advertised.as_deref() {
-            mask |= self.visit_mask(s, &Some(a.clone()));
-        }
+        mask |= self.visit_mask(s, d.advertised.as_deref());
         self.masked_lists(s, mask) != 0
     }
 
@@ -347,7 +345,7 @@ impl BgpEngine {
                 continue;
             }
             {
-                let nowhere = self.masked_lists(s, self.visit_mask(s, &new)) == 0;
+                let nowhere = self.masked_lists(s, self.visit_mask(s, new.as_ref())) == 0;
                 let rib = &mut self.rt[s.index()].rib;
                 let d = rib.destinations.entry(p);
                 d.advertised = if nowhere {
@@ -359,7 +357,10 @@ impl BgpEngine {
                     rib.destinations.remove(&p);
                 }
             }
-            let mask = self.masked_lists(s, self.visit_mask(s, &old) | self.visit_mask(s, &new));
+            let mask = self.masked_lists(
+                s,
+                self.visit_mask(s, old.as_ref()) | self.visit_mask(s, new.as_ref()),
+            );
             let r = &self.rt[s.index()];
             let lists: [(u8, &Vec<SessionId>); 3] = [
                 (VISIT_EBGP, &r.ebgp),
