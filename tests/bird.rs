@@ -140,33 +140,9 @@ const CASES: &[Case] = &[
 /// Disagreements known and explained, as `case checkpoint speaker table prefix`; the test fails
 /// when one of them goes away too, so the list stays exact.
 const KNOWN: &[&str] = &[
-    // ADD-PATH: Calico's template says `add paths on`, so a reflector sends every path that
-    // passes its export filter, not only its best (BIRD 2's `add paths tx` exports any route
-    // of the table, `RA_ANY`). Clients of rr-1 (and rr-2) also get the path it learned from
-    // rr-3 (cluster list 244.0.0.1 244.0.0.2), clients of rr-3 the paths it learned from rr-1
-    // and rr-2 (244.0.0.2 244.0.0.1), and rr-1 and rr-2 each other's copy of a client's route
-    // through rr-3. podnet advertises best paths only, so these entries differ only in extra
-    // candidates with longer cluster lists: in every one the best route (and so the FIB) is
-    // the same on both sides. Modelling it needs several paths per session and prefix in the
-    // engine's RIB.
-    "reflectors-two-clusters 10s c-1 rib 10.83.239.64/26",
-    "reflectors-two-clusters 10s c-1 rib 10.83.245.192/26",
-    "reflectors-two-clusters 10s c-1 rib 10.83.251.0/26",
-    "reflectors-two-clusters 10s c-1 rib 10.83.74.64/26",
-    "reflectors-two-clusters 10s c-2 rib 10.83.155.128/26",
-    "reflectors-two-clusters 10s c-2 rib 10.83.239.64/26",
-    "reflectors-two-clusters 10s c-2 rib 10.83.245.192/26",
-    "reflectors-two-clusters 10s c-2 rib 10.83.251.0/26",
-    "reflectors-two-clusters 10s c-3 rib 10.83.155.128/26",
-    "reflectors-two-clusters 10s c-3 rib 10.83.245.192/26",
-    "reflectors-two-clusters 10s c-3 rib 10.83.251.0/26",
-    "reflectors-two-clusters 10s c-3 rib 10.83.74.64/26",
-    "reflectors-two-clusters 10s rr-1 rib 10.83.155.128/26",
-    "reflectors-two-clusters 10s rr-1 rib 10.83.239.64/26",
-    "reflectors-two-clusters 10s rr-1 rib 10.83.74.64/26",
-    "reflectors-two-clusters 10s rr-2 rib 10.83.155.128/26",
-    "reflectors-two-clusters 10s rr-2 rib 10.83.239.64/26",
-    "reflectors-two-clusters 10s rr-2 rib 10.83.74.64/26",
+    // None left. The last ones were ADD-PATH's (`add paths on` in Calico's template: a
+    // reflector sends every path that passes its export rules, not only its best), which the
+    // engine now models (`src/bgp/engine/send.rs`).
 ];
 
 fn root() -> PathBuf {

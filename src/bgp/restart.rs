@@ -33,7 +33,7 @@ use ipnet::IpNet;
 
 use super::engine::{BgpEngine, BgpEvent, BgpLogKind, Scheduled};
 use super::peering::{IdleReason, SessionState};
-use super::rib::{PrefixId, RouteSource};
+use super::rib::{PathId, PrefixId, RouteKey, RouteSource};
 use super::{SessionId, SpeakerId};
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::DeviceId;
@@ -79,8 +79,9 @@ impl RestartEvent {
 /// Routes a helper keeps for one side of a session.
 #[derive(Clone, Debug)]
 struct Stale {
-    /// Learned on the session and not refreshed since it went down.
-    prefixes: BTreeSet<PrefixId>,
+    /// Learned on the session (prefix and ADD-PATH path id) and not refreshed since it went
+    /// down.
+    prefixes: BTreeSet<(PrefixId, PathId)>,
     generation: u32,
 }
 
@@ -230,7 +231,7 @@ impl BgpEngine {
         }
         self.flush_stale(now, x, side, None, out);
         let sess = &self.sessions[x.index()];
-        let prefixes: BTreeSet<PrefixId> = self
+        let prefixes: BTreeSet<(PrefixId, PathId)> = self
             .routes_from(helper, RouteSource::Peer(x))
             .into_iter()
             .collect();
@@ -308,8 +309,12 @@ impl BgpEngine {
         if !self.rt[helper.index()].up {
             return;
         }
-        for p in stale.prefixes {
-            self.set_route(now, helper, p, RouteSource::Peer(x), None, out);
+        for (p, path) in stale.prefixes {
+            let key = RouteKey {
+                source: RouteSource::Peer(x),
+                path,
+            };
+            self.set_route(now, helper, p, key, None, out);
         }
     }
 
@@ -321,7 +326,7 @@ impl BgpEngine {
         now: SimTime,
         s: SpeakerId,
         x: SessionId,
-        touched: &[PrefixId],
+        touched: &[(PrefixId, PathId)],
         end_of_rib: bool,
         out: &mut Scheduled,
     ) {

@@ -1,7 +1,8 @@
 //! Routes and the RIBs of a speaker (RFC 4271 §3.2).
 //!
 //! Layout: a speaker's RIB is one [`Destination`] per prefix, holding the Adj-RIB-In entries
-//! for that prefix (at most one per peer, plus the locally originated route) side by side so
+//! for that prefix (one per peer and path — a peer sends several paths only over ADD-PATH,
+//! RFC 7911 — plus the locally originated route) side by side so
 //! the decision process sees a prefix's candidates together; the Loc-RIB is the candidate
 //! marked best. Each candidate keeps the verdict of the last decision (why it won or lost).
 //!
@@ -12,7 +13,9 @@
 //! The Adj-RIB-Out is not stored per peer: what a peer holds is a pure function of the route
 //! last advertised for the prefix ([`Advertised`]) and the session (the export policy), so the
 //! engine recomputes it when something changes. This keeps a reflector with thousands of
-//! clients from holding a copy of its table per client.
+//! clients from holding a copy of its table per client. Over ADD-PATH a speaker offers every
+//! candidate, each under a path id it gives it ([`OfferedPath`]); the list is kept only where
+//! it is more than the best route under path id 0.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -181,22 +184,50 @@ impl RouteSource {
     }
 }
 
+/// An ADD-PATH path identifier (RFC 7911 §3): which of the paths a peer sends for a prefix a
+/// candidate is. 0 on a session without ADD-PATH and for a speaker's own route. The sender
+/// gives the ids, per prefix ([`Advertised::paths`]), so sixteen bits are plenty — and they
+/// fit in a [`Route`]'s padding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PathId(pub u16);
+
+/// What identifies a candidate in a destination: where it came from and, over ADD-PATH,
+/// which of that peer's paths it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RouteKey {
+    pub source: RouteSource,
+    pub path: PathId,
+}
+
+impl From<RouteSource> for RouteKey {
+    /// The one path of a source without ADD-PATH.
+    fn from(source: RouteSource) -> RouteKey {
+        RouteKey {
+            source,
+            path: PathId(0),
+        }
+    }
+}
+
 /// One candidate route for a prefix: an Adj-RIB-In entry, or the local origination.
 /// Sixteen bytes: the attributes are shared, the source packed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Route {
     pub attrs: Attrs,
     source: u32,
+    path: PathId,
     /// The verdict of the last decision process run for this prefix.
     pub status: RouteStatus,
 }
 
 impl Route {
     /// A candidate not yet decided on.
-    pub fn new(source: RouteSource, attrs: Attrs) -> Route {
+    pub fn new(key: impl Into<RouteKey>, attrs: Attrs) -> Route {
+        let key = key.into();
         Route {
             attrs,
-            source: source.pack(),
+            source: key.source.pack(),
+            path: key.path,
             status: RouteStatus::NotEvaluated,
         }
     }
@@ -204,34 +235,121 @@ impl Route {
     pub fn source(&self) -> RouteSource {
         RouteSource::unpack(self.source)
     }
+
+    pub fn key(&self) -> RouteKey {
+        RouteKey {
+            source: self.source(),
+            path: self.path,
+        }
+    }
 }
 
 /// A destination's candidates, inline up to three (a client of three reflectors, the
 /// largest common case), so most destinations cost no allocation of their own.
 pub type Candidates = SmallVec<[Route; 3]>;
 
-/// What the speaker last advertised for a prefix (the basis of every peer's Adj-RIB-Out).
+/// What the speaker last advertised for a prefix (the basis of every peer's Adj-RIB-Out):
+/// its best route to sessions without ADD-PATH, every candidate ([`Advertised::offered`]) to
+/// sessions with it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Advertised {
-    pub source: RouteSource,
+    /// The best route's candidate key.
+    pub key: RouteKey,
     pub attrs: Attrs,
     /// Whether the speaker's export filter accepted the prefix at the time.
     pub exportable: bool,
+    /// ADD-PATH: every candidate with the path id it goes out under, in candidate order;
+    /// empty when that is just the best route under path id 0 (most destinations).
+    pub paths: Box<[OfferedPath]>,
+}
+
+/// A candidate offered to ADD-PATH sessions under path id `id`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OfferedPath {
+    pub key: RouteKey,
+    pub id: PathId,
+    pub attrs: Attrs,
+}
+
+impl OfferedPath {
+    fn same(&self, other: &OfferedPath) -> bool {
+        self.key == other.key
+            && self.id == other.id
+            && (Arc::ptr_eq(&self.attrs, &other.attrs) || self.attrs == other.attrs)
+    }
 }
 
 impl Advertised {
-    /// Same route, same attributes (by identity first), same filter verdict.
+    /// Same route, same attributes (by identity first), same filter verdict, same paths.
     pub fn same(a: &Option<Advertised>, b: &Option<Advertised>) -> bool {
         match (a, b) {
             (None, None) => true,
             (Some(x), Some(y)) => {
-                x.source == y.source
+                x.key == y.key
                     && x.exportable == y.exportable
                     && (Arc::ptr_eq(&x.attrs, &y.attrs) || x.attrs == y.attrs)
+                    && x.paths.len() == y.paths.len()
+                    && x.paths.iter().zip(&y.paths[..]).all(|(p, q)| p.same(q))
             }
             _ => false,
         }
     }
+
+    /// What ADD-PATH sessions are offered: `paths`, or the best route under path id 0.
+    pub fn offered(&self) -> impl Iterator<Item = (RouteKey, PathId, &Attrs)> {
+        let best = self
+            .paths
+            .is_empty()
+            .then_some((self.key, PathId(0), &self.attrs));
+        best.into_iter()
+            .chain(self.paths.iter().map(|o| (o.key, o.id, &o.attrs)))
+    }
+}
+
+/// The paths a speaker offers over ADD-PATH for a destination whose candidates are
+/// `routes` and best is `best`: every candidate, keeping the id it had in `old`, a new one
+/// taking the smallest id no kept path uses (as a session without ADD-PATH sees a new best
+/// replace the old one, a new path may take over a gone path's id). Empty when that is just
+/// the best under id 0. A path that finds no free id (65,536 paths to one prefix) is not
+/// offered.
+pub fn offered_paths(
+    routes: &[Route],
+    best: RouteKey,
+    old: Option<&Advertised>,
+) -> Box<[OfferedPath]> {
+    let old_id = |key: RouteKey| {
+        old.and_then(|o| o.offered().find(|(k, _, _)| *k == key).map(|(_, id, _)| id))
+    };
+    let mut ids: SmallVec<[Option<PathId>; 4]> = routes.iter().map(|r| old_id(r.key())).collect();
+    let mut taken: SmallVec<[PathId; 4]> = ids.iter().flatten().copied().collect();
+    taken.sort_unstable();
+    let mut next = 0u32;
+    for id in ids.iter_mut().filter(|id| id.is_none()) {
+        while next <= u32::from(u16::MAX) && taken.binary_search(&PathId(next as u16)).is_ok() {
+            next += 1;
+        }
+        if next > u32::from(u16::MAX) {
+            break;
+        }
+        *id = Some(PathId(next as u16));
+        next += 1;
+    }
+    if let ([only], [Some(PathId(0))]) = (routes, &ids[..])
+        && only.key() == best
+    {
+        return Box::default();
+    }
+    routes
+        .iter()
+        .zip(ids)
+        .filter_map(|(r, id)| {
+            Some(OfferedPath {
+                key: r.key(),
+                id: id?,
+                attrs: r.attrs.clone(),
+            })
+        })
+        .collect()
 }
 
 /// What [`Destination::upsert`] did.
@@ -246,7 +364,7 @@ pub enum Upsert {
 /// All a speaker knows about one prefix.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Destination {
-    /// Candidates sorted by source (local first, then by session).
+    /// Candidates sorted by key (local first, then by session and path).
     pub routes: Candidates,
     /// The route last advertised to peers (`None`: nothing was, or nobody could receive
     /// it). Boxed: most destinations of most speakers never hold one.
@@ -259,9 +377,9 @@ impl Destination {
         self.routes.iter().find(|r| r.status.is_best())
     }
 
-    /// Inserts or replaces the candidate from `source`.
-    pub fn upsert(&mut self, source: RouteSource, attrs: Attrs) -> Upsert {
-        match self.routes.binary_search_by(|r| r.source().cmp(&source)) {
+    /// Inserts or replaces the candidate `key`.
+    pub fn upsert(&mut self, key: RouteKey, attrs: Attrs) -> Upsert {
+        match self.routes.binary_search_by(|r| r.key().cmp(&key)) {
             Ok(i) => {
                 if Arc::ptr_eq(&self.routes[i].attrs, &attrs) || self.routes[i].attrs == attrs {
                     return Upsert::Unchanged;
@@ -270,15 +388,15 @@ impl Destination {
                 Upsert::Replaced
             }
             Err(i) => {
-                self.routes.insert(i, Route::new(source, attrs));
+                self.routes.insert(i, Route::new(key, attrs));
                 Upsert::Inserted(i)
             }
         }
     }
 
-    /// Removes the candidate from `source`; returns whether there was one.
-    pub fn remove(&mut self, source: RouteSource) -> bool {
-        match self.routes.binary_search_by(|r| r.source().cmp(&source)) {
+    /// Removes the candidate `key`; returns whether there was one.
+    pub fn remove(&mut self, key: RouteKey) -> bool {
+        match self.routes.binary_search_by(|r| r.key().cmp(&key)) {
             Ok(i) => {
                 self.routes.remove(i);
                 true
@@ -392,15 +510,15 @@ mod tests {
         let mut d = Destination::default();
         let attrs = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
         assert_eq!(
-            d.upsert(RouteSource::Peer(SessionId(3)), attrs.clone()),
+            d.upsert(RouteSource::Peer(SessionId(3)).into(), attrs.clone()),
             Upsert::Inserted(0)
         );
         assert_eq!(
-            d.upsert(RouteSource::Local, attrs.clone()),
+            d.upsert(RouteSource::Local.into(), attrs.clone()),
             Upsert::Inserted(0)
         );
         assert_eq!(
-            d.upsert(RouteSource::Peer(SessionId(1)), attrs.clone()),
+            d.upsert(RouteSource::Peer(SessionId(1)).into(), attrs.clone()),
             Upsert::Inserted(1)
         );
         let order: Vec<_> = d.routes.iter().map(|r| r.source()).collect();
@@ -413,9 +531,9 @@ mod tests {
             ]
         );
         let same = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
-        assert_eq!(d.upsert(RouteSource::Local, same), Upsert::Unchanged);
-        assert!(d.remove(RouteSource::Peer(SessionId(1))));
-        assert!(!d.remove(RouteSource::Peer(SessionId(1))));
+        assert_eq!(d.upsert(RouteSource::Local.into(), same), Upsert::Unchanged);
+        assert!(d.remove(RouteSource::Peer(SessionId(1)).into()));
+        assert!(!d.remove(RouteSource::Peer(SessionId(1)).into()));
     }
 
     #[test]
@@ -427,6 +545,48 @@ mod tests {
             let attrs = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
             assert_eq!(Route::new(source, attrs).source(), source);
         }
+    }
+
+    #[test]
+    fn offered_paths_keep_their_ids_and_a_lone_best_under_id_0_costs_nothing() {
+        let attrs = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
+        let peer = |x: u32| RouteKey::from(RouteSource::Peer(SessionId(x)));
+        let routes = |keys: &[RouteKey]| -> Vec<Route> {
+            keys.iter().map(|k| Route::new(*k, attrs.clone())).collect()
+        };
+        let adv = |best: RouteKey, paths: Box<[OfferedPath]>| Advertised {
+            key: best,
+            attrs: attrs.clone(),
+            exportable: true,
+            paths,
+        };
+        let ids = |a: &Advertised| -> Vec<(RouteKey, u16)> {
+            a.offered().map(|(k, id, _)| (k, id.0)).collect()
+        };
+        // One candidate, the best: nothing stored, offered under id 0.
+        let one = adv(peer(1), offered_paths(&routes(&[peer(1)]), peer(1), None));
+        assert!(one.paths.is_empty());
+        assert_eq!(ids(&one), [(peer(1), 0)]);
+        // A second path takes id 1; the first keeps 0.
+        let two = adv(
+            peer(1),
+            offered_paths(&routes(&[peer(1), peer(2)]), peer(1), Some(&one)),
+        );
+        assert_eq!(ids(&two), [(peer(1), 0), (peer(2), 1)]);
+        // The first goes: the second keeps id 1 (stored, as it is not id 0)...
+        let left = adv(
+            peer(2),
+            offered_paths(&routes(&[peer(2)]), peer(2), Some(&two)),
+        );
+        assert_eq!(ids(&left), [(peer(2), 1)]);
+        assert_eq!(left.paths.len(), 1);
+        // ...and a newcomer takes the smallest id no kept path uses.
+        let back = adv(
+            peer(2),
+            offered_paths(&routes(&[peer(2), peer(3)]), peer(2), Some(&left)),
+        );
+        assert_eq!(ids(&back), [(peer(2), 1), (peer(3), 0)]);
+        assert!(!Advertised::same(&Some(left), &Some(back)));
     }
 
     #[test]

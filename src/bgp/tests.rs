@@ -14,6 +14,7 @@ use crate::model::selector::Selector;
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, Os, Topology};
 
+mod add_path;
 mod reconfigure;
 mod restart;
 mod statics;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::bgp::SpeakerId;
 use crate::bgp::decision::{self, DecisionContext, RouteStatus, SourceInfo};
 use crate::bgp::peering::{Session, SessionType, Speaker};
-use crate::bgp::rib::{Attrs, PrefixId, Rib, RouteSource, Upsert};
+use crate::bgp::rib::{Attrs, PrefixId, Rib, RouteKey, RouteSource, Upsert};
 use crate::bgp::underlay::Underlay;
 use crate::model::time::SimTime;
 use crate::model::topology::DeviceId;
@@ -18,32 +18,29 @@ use crate::model::topology::DeviceId;
 use super::{BgpEngine, BgpLogKind, Scheduled};
 
 impl BgpEngine {
-    /// The Loc-RIB route for `p`: its source and attributes.
-    pub(super) fn best_of(&self, s: SpeakerId, p: PrefixId) -> Option<(RouteSource, Attrs)> {
+    /// The Loc-RIB route for `p`: its candidate key and attributes.
+    pub(super) fn best_of(&self, s: SpeakerId, p: PrefixId) -> Option<(RouteKey, Attrs)> {
         let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
-        Some((best.source(), best.attrs.clone()))
+        Some((best.key(), best.attrs.clone()))
     }
 
-    /// Sets (or, with `None`, removes) the candidate from `source` and re-runs the decision
-    /// if it changed.
+    /// Sets (or, with `None`, removes) the candidate `key` and re-runs the decision if it
+    /// changed.
     pub(in crate::bgp) fn set_route(
         &mut self,
         now: SimTime,
         s: SpeakerId,
         p: PrefixId,
-        source: RouteSource,
+        key: RouteKey,
         attrs: Option<Attrs>,
         out: &mut Scheduled,
     ) {
         let before = self.best_of(s, p);
         let rib = &mut self.rt[s.index()].rib;
         let change = match attrs {
-            Some(attrs) => rib.destinations.entry(p).upsert(source, attrs),
+            Some(attrs) => rib.destinations.entry(p).upsert(key, attrs),
             None => {
-                let removed = rib
-                    .destinations
-                    .get_mut(&p)
-                    .is_some_and(|d| d.remove(source));
+                let removed = rib.destinations.get_mut(&p).is_some_and(|d| d.remove(key));
                 if removed {
                     Upsert::Replaced
                 } else {
@@ -54,7 +51,11 @@ impl BgpEngine {
         if let Upsert::Inserted(i) = change
             && self.admit(s, p, i)
         {
-            // A new candidate that loses to the best changes no Loc-RIB and no export.
+            // A new candidate that loses to the best changes no Loc-RIB, and no export but
+            // over ADD-PATH, where every candidate goes out.
+            if self.offers_paths(s) {
+                self.schedule_export(now, s, p, out);
+            }
             return;
         }
         if change != Upsert::Unchanged {
@@ -96,7 +97,7 @@ impl BgpEngine {
         now: SimTime,
         s: SpeakerId,
         p: PrefixId,
-        before: Option<(RouteSource, Attrs)>,
+        before: Option<(RouteKey, Attrs)>,
         out: &mut Scheduled,
     ) {
         let changed = self.deciding(s, |rib, ctx| {
@@ -104,7 +105,7 @@ impl BgpEngine {
             // and its best route going away is the change to record.
             let dest = rib.destinations.entry(p);
             decision::run(&mut dest.routes, ctx);
-            let after = dest.best().map(|r| (r.source(), r.attrs.clone()));
+            let after = dest.best().map(|r| (r.key(), r.attrs.clone()));
             if dest.is_empty() {
                 rib.destinations.remove(&p);
             }
@@ -115,9 +116,9 @@ impl BgpEngine {
             };
             // What a FIB is built from: the next hop of a learned best route (an originated
             // one is the node's own blackhole or pod route, which IPAM decides).
-            let fib = |b: &Option<(RouteSource, Attrs)>| {
+            let fib = |b: &Option<(RouteKey, Attrs)>| {
                 b.as_ref()
-                    .filter(|(src, _)| *src != RouteSource::Local)
+                    .filter(|(key, _)| key.source != RouteSource::Local)
                     .map(|(_, a)| a.next_hop)
             };
             let fib_changed = fib(&before) != fib(&after);
@@ -132,6 +133,10 @@ impl BgpEngine {
         });
         let (changed, fib_changed) = changed;
         if !changed {
+            // The best stays; over ADD-PATH the other candidates go out too.
+            if self.offers_paths(s) {
+                self.schedule_export(now, s, p, out);
+            }
             return;
         }
         self.last_rib_change = now;

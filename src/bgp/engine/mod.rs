@@ -17,6 +17,9 @@
 //! - Changes decided at one instant for one peer leave in one UPDATE: a speaker marks changed
 //!   prefixes and flushes them in a `Flush` event scheduled at the same instant.
 //! - MRAI (0 in BIRD) holds announcements per peer; withdrawals are never held.
+//! - ADD-PATH (RFC 7911) where both ends are Calico nodes: every candidate that passes the
+//!   export rules goes out under its own path id, and the receiver keeps each as a candidate
+//!   (`send.rs`); elsewhere only the best route goes out.
 //! - Keepalives are not messages, but they count: a crashed peer, or a multihop session that
 //!   lost every path, is detected a hold time (the smaller of both sides', jittered for BIRD)
 //!   after the last message heard — its last UPDATE or the last KEEPALIVE of the schedule
@@ -47,7 +50,7 @@ use super::config::{ExportPool, TimerJitter, Timers};
 use super::decision::RouteStatus;
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::restart::{GracefulRestart, RestartEvent};
-use super::rib::{Attrs, PathAttributes, PrefixId, Prefixes, Rib, RouteSource};
+use super::rib::{Attrs, PathAttributes, PathId, PrefixId, Prefixes, Rib, RouteSource};
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::network::BgpSettings;
@@ -126,8 +129,9 @@ pub type Scheduled = Vec<(SimTime, BgpEvent)>;
 /// builds it once and every message shares it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct UpdateBody {
-    pub withdrawn: Vec<PrefixId>,
-    pub announced: Vec<(PrefixId, Attrs)>,
+    /// Prefixes with the path id (RFC 7911; always 0 on a session without ADD-PATH).
+    pub withdrawn: Vec<(PrefixId, PathId)>,
+    pub announced: Vec<(PrefixId, PathId, Attrs)>,
     /// The sender's initial table ends with this message (End-of-RIB, RFC 4724 §2).
     pub end_of_rib: bool,
 }
@@ -364,8 +368,9 @@ pub(super) struct SessionRt {
     pub(super) idle_since: SimTime,
     mrai_until: [SimTime; 2],
     mrai_armed: [bool; 2],
-    /// Per side, for announcements held by MRAI: what the peer currently has.
-    held: [BTreeMap<PrefixId, Option<Attrs>>; 2],
+    /// Per side, for announcements held by MRAI: what the peer currently has, per prefix and
+    /// path.
+    held: [BTreeMap<(PrefixId, PathId), Option<Attrs>>; 2],
     /// Per side, when the last UPDATE sent arrives: a session is a TCP stream, so a later
     /// message never overtakes an earlier one even if the path got shorter.
     last_arrival: [SimTime; 2],
@@ -660,7 +665,7 @@ impl BgpEngine {
         r.own.retain(|n| *n != prefix);
         self.note(now, BgpLogKind::Withdrawn, self.name(s), prefix.to_string());
         if self.rt[s.index()].up {
-            self.set_route(now, s, p, RouteSource::Local, None, &mut out);
+            self.set_route(now, s, p, RouteSource::Local.into(), None, &mut out);
             self.refilter(now, s, prefix, &mut out);
         }
         out
@@ -846,6 +851,22 @@ impl BgpEngine {
 
     // ----- speakers -----
 
+    /// Whether ADD-PATH (RFC 7911) is negotiated on `x`, both ways: Calico's template says
+    /// `add paths on` (receive and send) on every session of a node, an operator's router
+    /// configuration (`podnet export bird`) says nothing, and a side sends several paths
+    /// only when the other said it receives them — so both ends must be Calico nodes.
+    pub(super) fn add_paths(&self, x: SessionId) -> bool {
+        let sess = &self.sessions[x.index()];
+        sess.b
+            .is_some_and(|b| self.offers_paths(sess.a) && self.offers_paths(b))
+    }
+
+    /// Whether the speaker offers ADD-PATH on its sessions (a Calico node: BIRD exports every
+    /// route of its table, `RA_ANY`, where ADD-PATH is negotiated).
+    pub(super) fn offers_paths(&self, s: SpeakerId) -> bool {
+        !self.speakers[s.index()].is_router()
+    }
+
     /// Forgets everything a speaker knew (a crash or a deletion).
     pub(super) fn wipe(&mut self, s: SpeakerId) {
         let r = &mut self.rt[s.index()];
@@ -867,7 +888,7 @@ impl BgpEngine {
         out: &mut Scheduled,
     ) {
         let attrs = Arc::new(PathAttributes::local(self.speakers[s.index()].address));
-        self.set_route(now, s, p, RouteSource::Local, Some(attrs), out);
+        self.set_route(now, s, p, RouteSource::Local.into(), Some(attrs), out);
     }
 
     /// The speaker's own set changed around `net`: routes inside it may now pass or fail

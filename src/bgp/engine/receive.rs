@@ -4,7 +4,7 @@
 use crate::bgp::SpeakerId;
 use crate::bgp::peering::{SessionState, SessionType};
 use crate::bgp::policy::import_check;
-use crate::bgp::rib::{PrefixId, RouteSource};
+use crate::bgp::rib::{PathId, PrefixId, RouteKey, RouteSource};
 use crate::model::time::{SimDuration, SimTime};
 
 use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update};
@@ -120,16 +120,19 @@ impl BgpEngine {
         out: &mut Scheduled,
     ) {
         let x = update.session;
-        let source = RouteSource::Peer(x);
+        let key = |path: PathId| RouteKey {
+            source: RouteSource::Peer(x),
+            path,
+        };
         let sess = &self.sessions[x.index()];
         let ebgp = sess.session_type == SessionType::Ebgp;
         let from_client = sess.side_of(s).is_some_and(|side| sess.reflects[side]);
         self.rt[s.index()].received += 1;
-        for &p in &update.body.withdrawn {
-            self.set_route(now, s, p, source, None, out);
+        for &(p, path) in &update.body.withdrawn {
+            self.set_route(now, s, p, key(path), None, out);
         }
-        for (p, attrs) in &update.body.announced {
-            let (p, attrs) = (*p, attrs.clone());
+        for (p, path, attrs) in &update.body.announced {
+            let (p, path, attrs) = (*p, *path, attrs.clone());
             match import_check(&attrs, ebgp, from_client, &self.speakers[s.index()]) {
                 Err(why) => {
                     if self.options.routes {
@@ -139,18 +142,18 @@ impl BgpEngine {
                     } else {
                         self.last_activity = self.last_activity.max(now);
                     }
-                    self.set_route(now, s, p, source, None, out);
+                    self.set_route(now, s, p, key(path), None, out);
                 }
-                Ok(()) => self.set_route(now, s, p, source, Some(attrs), out),
+                Ok(()) => self.set_route(now, s, p, key(path), Some(attrs), out),
             }
         }
         let body = &update.body;
         if body.end_of_rib || !self.restart.is_idle() {
-            let touched: Vec<PrefixId> = body
+            let touched: Vec<(PrefixId, PathId)> = body
                 .withdrawn
                 .iter()
                 .copied()
-                .chain(body.announced.iter().map(|(p, _)| *p))
+                .chain(body.announced.iter().map(|(p, path, _)| (*p, *path)))
                 .collect();
             self.restart_on_update(now, s, x, &touched, body.end_of_rib, out);
         }

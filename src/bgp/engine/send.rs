@@ -2,6 +2,13 @@
 //! the export filter and attributes per session (shared among sessions with the same
 //! `ExportKey`), MRAI, flushes batched into one UPDATE per peer, full tables, and the
 //! in-flight UPDATEs with their arrival times.
+//!
+//! ADD-PATH (RFC 7911): a session without it sees the best route of a prefix, one with it
+//! (both ends Calico nodes, [`BgpEngine::add_paths`]) sees every candidate that passes the
+//! same export rules, each under its own path id, as BIRD's `add paths tx` exports every
+//! route of the table (`RA_ANY`) through `bgp_preexport` and the export filter. Both are a
+//! session's *view* of a prefix: path id → attributes, at most one entry (id 0) without
+//! ADD-PATH; a change goes out as the difference of two views.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -13,7 +20,7 @@ use crate::bgp::peering::{SessionState, SessionType};
 use crate::bgp::policy::{
     ExportKey, ExportSession, RouteClass, calico_export_filter, export_attrs, may_send,
 };
-use crate::bgp::rib::{Advertised, Attrs, PrefixId, RouteSource};
+use crate::bgp::rib::{Advertised, Attrs, PathId, PrefixId, RouteSource, offered_paths};
 use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
@@ -36,27 +43,50 @@ impl BgpEngine {
         }
     }
 
-    /// What the speaker would advertise for `p` now.
-    pub(super) fn current_advertisement(&self, s: SpeakerId, p: PrefixId) -> Option<Advertised> {
-        let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
+    /// What the speaker would advertise for `p` now; `old` (what it advertised last) keeps
+    /// the ADD-PATH path ids of the paths still there.
+    pub(super) fn current_advertisement(
+        &self,
+        s: SpeakerId,
+        p: PrefixId,
+        old: Option<&Advertised>,
+    ) -> Option<Advertised> {
+        let d = self.rt[s.index()].rib.destinations.get(&p)?;
+        let best = d.best()?;
         let exportable = self.speakers[s.index()].is_router() || {
             let r = &self.rt[s.index()];
             calico_export_filter(self.prefixes.net(p), &r.own, &r.statics, &self.pools).is_ok()
         };
+        let paths = if self.offers_paths(s) {
+            offered_paths(&d.routes, best.key(), old)
+        } else {
+            Box::default()
+        };
         Some(Advertised {
-            source: best.source(),
+            key: best.key(),
             attrs: best.attrs.clone(),
             exportable,
+            paths,
         })
     }
 
-    /// Which of the speaker's session lists a route of this class can go to.
-    pub(super) fn visit_mask(&self, s: SpeakerId, adv: &Option<Advertised>) -> u8 {
+    /// Which of the speaker's session lists a route learned from `source` can go to.
+    fn reach(&self, s: SpeakerId, source: RouteSource) -> u8 {
+        match self.class_of(s, source) {
+            RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
+            _ => VISIT_ALL,
+        }
+    }
+
+    /// Which of the speaker's session lists an advertisement can go to (its best route, and
+    /// over ADD-PATH every path it offers).
+    pub(super) fn visit_mask(&self, s: SpeakerId, adv: Option<&Advertised>) -> u8 {
         match adv {
-            Some(a) if a.exportable => match self.class_of(s, a.source) {
-                RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
-                _ => VISIT_ALL,
-            },
+            Some(a) if a.exportable => a
+                .offered()
+                .map(|(key, _, _)| key.source)
+                .chain([a.key.source])
+                .fold(0, |m, source| m | self.reach(s, source)),
             _ => 0,
         }
     }
@@ -96,16 +126,16 @@ impl BgpEngine {
             self.forget_advertised(s, p);
             return;
         }
-        let new = self.current_advertisement(s, p);
         let old = self.rt[s.index()]
             .rib
             .destinations
             .get(&p)
             .and_then(|d| d.advertised.as_deref().cloned());
+        let new = self.current_advertisement(s, p, old.as_ref());
         if Advertised::same(&old, &new) {
             return;
         }
-        let mask = self.visit_mask(s, &old) | self.visit_mask(s, &new);
+        let mask = self.visit_mask(s, old.as_ref()) | self.visit_mask(s, new.as_ref());
         if self.masked_lists(s, mask) == 0 {
             // No session could see either version: every peer's view is "nothing" before
             // and after, which `None` records without keeping a copy.
@@ -130,20 +160,21 @@ impl BgpEngine {
         }
     }
 
-    /// Whether the best route for `p`, or what was last advertised for it, could go to any
-    /// session of `s` by the reflection rules alone (before the export filter).
+    /// Whether the best route for `p` (over ADD-PATH any candidate), or what was last
+    /// advertised for it, could go to any session of `s` by the reflection rules alone
+    /// (before the export filter).
     pub(super) fn could_reach_a_peer(&self, s: SpeakerId, p: PrefixId) -> bool {
         let Some(d) = self.rt[s.index()].rib.destinations.get(&p) else {
             return false;
         };
-        let reach = |source: RouteSource| match self.class_of(s, source) {
-            RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
-            _ => VISIT_ALL,
+        let mut mask = if self.offers_paths(s) {
+            d.routes
+                .iter()
+                .fold(0, |m, r| m | self.reach(s, r.source()))
+        } else {
+            d.best().map_or(0, |b| self.reach(s, b.source()))
         };
-        let mut mask = d.best().map_or(0, |b| reach(b.source()));
-        if let Some(a) = d.advertised.as_deref().filter(|a| a.exportable) {
-            mask |= reach(a.source);
-        }
+        mask |= self.visit_mask(s, d.advertised.as_deref());
         self.masked_lists(s, mask) != 0
     }
 
@@ -184,12 +215,10 @@ impl BgpEngine {
         }
     }
 
-    /// The attributes speaker `s` sends for `adv` (its advertisement of `p`) on session `x`
-    /// (its side `side`), or `None` if it sends nothing. `exports` is the speaker's
-    /// [`ExportCache`] (taken out of its [`SpeakerRt`] for the call): sessions with the same
-    /// export inputs share one `Arc`, within one flush and across full tables sent later.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn export_one(
+    /// What session `x` (speaker `s` at side `side`) is sent of `adv`, `s`'s advertisement
+    /// of `p`: path id → attributes, by path id. Without ADD-PATH the best route under id 0,
+    /// if the export rules let it go; with it every offered path they let go.
+    pub(super) fn view(
         &self,
         s: SpeakerId,
         x: SessionId,
@@ -197,19 +226,55 @@ impl BgpEngine {
         p: PrefixId,
         adv: Option<&Advertised>,
         exports: &mut ExportCache,
+    ) -> View {
+        let Some(adv) = adv.filter(|a| a.exportable) else {
+            return View::new();
+        };
+        if !self.add_paths(x) {
+            return self
+                .export_one(s, x, side, p, adv.key.source, &adv.attrs, exports)
+                .map(|a| (PathId(0), a))
+                .into_iter()
+                .collect();
+        }
+        let mut view: View = adv
+            .offered()
+            .filter_map(|(key, id, attrs)| {
+                let a = self.export_one(s, x, side, p, key.source, attrs, exports)?;
+                Some((id, a))
+            })
+            .collect();
+        view.sort_unstable_by_key(|(id, _)| *id);
+        view
+    }
+
+    /// The attributes speaker `s` sends for its route `attrs` learned from `source` (a
+    /// candidate for `p`) on session `x` (its side `side`), or `None` if the export rules
+    /// keep it back. `exports` is the speaker's [`ExportCache`] (taken out of its
+    /// [`SpeakerRt`] for the call): sessions with the same export inputs share one `Arc`,
+    /// within one flush and across full tables sent later.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn export_one(
+        &self,
+        s: SpeakerId,
+        x: SessionId,
+        side: usize,
+        p: PrefixId,
+        source: RouteSource,
+        attrs: &Attrs,
+        exports: &mut ExportCache,
     ) -> Option<Attrs> {
-        let adv = adv.filter(|a| a.exportable)?;
         let me = &self.speakers[s.index()];
-        let learned_on = match adv.source {
+        let learned_on = match source {
             RouteSource::Local => None,
             RouteSource::Peer(y) => Some(y),
         };
         let key = may_send(
             me.is_router(),
             !self.rt[s.index()].clients.is_empty(),
-            self.class_of(s, adv.source),
+            self.class_of(s, source),
             learned_on,
-            &adv.attrs,
+            attrs,
             &self.export_session(x, side),
         )
         .ok()?;
@@ -234,12 +299,13 @@ impl BgpEngine {
         let kept = exports.entry(p).or_default();
         if let Some(e) = kept
             .iter()
-            .find(|e| e.inputs == inputs && Arc::ptr_eq(&e.from, &adv.attrs))
+            .find(|e| e.inputs == inputs && Arc::ptr_eq(&e.from, attrs))
         {
             return Some(e.attrs.clone());
         }
+        let from = attrs;
         let attrs = Arc::new(export_attrs(
-            &adv.attrs,
+            from,
             key,
             me,
             learned_from,
@@ -249,7 +315,7 @@ impl BgpEngine {
             kept.remove(0);
         }
         kept.push(Exported {
-            from: adv.attrs.clone(),
+            from: from.clone(),
             inputs,
             attrs: attrs.clone(),
         });
@@ -270,17 +336,17 @@ impl BgpEngine {
         let mut batches = Batches::default();
         for p in dirty {
             batches.next_prefix();
-            let new = self.current_advertisement(s, p);
             let old = self.rt[s.index()]
                 .rib
                 .destinations
                 .get(&p)
                 .and_then(|d| d.advertised.as_deref().cloned());
+            let new = self.current_advertisement(s, p, old.as_ref());
             if Advertised::same(&old, &new) {
                 continue;
             }
             {
-                let nowhere = self.masked_lists(s, self.visit_mask(s, &new)) == 0;
+                let nowhere = self.masked_lists(s, self.visit_mask(s, new.as_ref())) == 0;
                 let rib = &mut self.rt[s.index()].rib;
                 let d = rib.destinations.entry(p);
                 d.advertised = if nowhere {
@@ -292,7 +358,10 @@ impl BgpEngine {
                     rib.destinations.remove(&p);
                 }
             }
-            let mask = self.masked_lists(s, self.visit_mask(s, &old) | self.visit_mask(s, &new));
+            let mask = self.masked_lists(
+                s,
+                self.visit_mask(s, old.as_ref()) | self.visit_mask(s, new.as_ref()),
+            );
             let r = &self.rt[s.index()];
             let lists: [(u8, &Vec<SessionId>); 3] = [
                 (VISIT_EBGP, &r.ebgp),
@@ -309,9 +378,11 @@ impl BgpEngine {
                 let Some(side) = self.sessions[x.index()].side_of(s) else {
                     continue;
                 };
-                let e_old = self.export_one(s, x, side, p, old.as_ref(), &mut exports);
-                let e_new = self.export_one(s, x, side, p, new.as_ref(), &mut exports);
-                self.queue_change(now, x, side, p, e_old, e_new, &mut batches, out);
+                let v_old = self.view(s, x, side, p, old.as_ref(), &mut exports);
+                let v_new = self.view(s, x, side, p, new.as_ref(), &mut exports);
+                for (path, e_old, e_new) in changes(v_old, v_new) {
+                    self.queue_change(now, x, side, (p, path), e_old, e_new, &mut batches, out);
+                }
             }
         }
         self.rt[s.index()].exports = exports;
@@ -329,15 +400,15 @@ impl BgpEngine {
         self.dispatch(arrivals, out);
     }
 
-    /// Decides whether one prefix's change goes to one peer now, is held by MRAI, or is no
-    /// change for that peer at all.
+    /// Decides whether one path's change (a prefix and path id) goes to one peer now, is
+    /// held by MRAI, or is no change for that peer at all.
     #[allow(clippy::too_many_arguments)]
     fn queue_change(
         &mut self,
         now: SimTime,
         x: SessionId,
         side: usize,
-        p: PrefixId,
+        p: (PrefixId, PathId),
         e_old: Option<Attrs>,
         e_new: Option<Attrs>,
         batches: &mut Batches,
@@ -372,7 +443,7 @@ impl BgpEngine {
         r.held[side].remove(&p);
         let batch = batches.entry(x);
         match e_new {
-            Some(a) => batch.announced.push((p, a)),
+            Some(a) => batch.announced.push((p.0, p.1, a)),
             None => batch.withdrawn.push(p),
         }
     }
@@ -399,19 +470,23 @@ impl BgpEngine {
         }
         let mut batch = UpdateBody::default();
         let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
-        for (p, peer_view) in held {
+        for ((p, path), peer_view) in held {
             let adv = self.rt[s.index()]
                 .rib
                 .destinations
                 .get(&p)
                 .and_then(|d| d.advertised.as_deref().cloned());
-            let now_view = self.export_one(s, x, side, p, adv.as_ref(), &mut exports);
+            let now_view = self
+                .view(s, x, side, p, adv.as_ref(), &mut exports)
+                .into_iter()
+                .find(|(id, _)| *id == path)
+                .map(|(_, a)| a);
             if same_attrs(&peer_view, &now_view) {
                 continue;
             }
             match now_view {
-                Some(a) => batch.announced.push((p, a)),
-                None => batch.withdrawn.push(p),
+                Some(a) => batch.announced.push((p, path, a)),
+                None => batch.withdrawn.push((p, path)),
             }
         }
         self.rt[s.index()].exports = exports;
@@ -435,8 +510,8 @@ impl BgpEngine {
         // own prefixes can go, which spares a full-mesh node a walk of its whole table.
         let own_only = r.clients.is_empty() && r.ebgp.is_empty();
         let mut add = |p: PrefixId, adv: Option<&Advertised>| {
-            if let Some(a) = self.export_one(s, x, side, p, adv, &mut exports) {
-                batch.announced.push((p, a));
+            for (path, a) in self.view(s, x, side, p, adv, &mut exports) {
+                batch.announced.push((p, path, a));
             }
         };
         if own_only {
@@ -525,10 +600,14 @@ impl BgpEngine {
     pub(super) fn describe_update(&self, u: &Update) -> String {
         const SHOWN: usize = 3;
         let mut parts = Vec::new();
-        let list = |ps: &mut dyn Iterator<Item = PrefixId>, n: usize| {
+        // A path other than ADD-PATH's first (or only) one is named: `10.0.0.0/26 path 1`.
+        let list = |ps: &mut dyn Iterator<Item = (PrefixId, PathId)>, n: usize| {
             let mut v: Vec<String> = ps
                 .take(SHOWN)
-                .map(|p| self.prefixes.net(p).to_string())
+                .map(|(p, path)| match path {
+                    PathId(0) => self.prefixes.net(p).to_string(),
+                    PathId(id) => format!("{} path {id}", self.prefixes.net(p)),
+                })
                 .collect();
             if n > SHOWN {
                 v.push(format!("+{} more", n - SHOWN));
@@ -537,7 +616,10 @@ impl BgpEngine {
         };
         let b = &u.body;
         if !b.announced.is_empty() {
-            let text = list(&mut b.announced.iter().map(|(p, _)| *p), b.announced.len());
+            let text = list(
+                &mut b.announced.iter().map(|(p, path, _)| (*p, *path)),
+                b.announced.len(),
+            );
             parts.push(format!("announce {text}"));
         }
         if !b.withdrawn.is_empty() {
@@ -552,8 +634,8 @@ impl BgpEngine {
 /// it becomes a shared [`UpdateBody`].
 #[derive(Debug, Default)]
 struct PendingBody {
-    withdrawn: SmallVec<[PrefixId; 2]>,
-    announced: SmallVec<[(PrefixId, Attrs); 2]>,
+    withdrawn: SmallVec<[(PrefixId, PathId); 2]>,
+    announced: SmallVec<[(PrefixId, PathId, Attrs); 2]>,
 }
 
 impl PendingBody {
@@ -566,7 +648,7 @@ impl PendingBody {
                 .announced
                 .iter()
                 .zip(&other.announced)
-                .all(|((p, a), (q, b))| p == q && Arc::ptr_eq(a, b))
+                .all(|((p, i, a), (q, j, b))| p == q && i == j && Arc::ptr_eq(a, b))
     }
 
     fn into_body(self) -> UpdateBody {
@@ -620,6 +702,42 @@ impl Batches {
         self.bodies.sort_unstable_by_key(|(x, _)| *x);
         self.bodies
     }
+}
+
+/// A session's view of one prefix: path id → exported attributes, by path id; at most one
+/// entry (id 0) on a session without ADD-PATH.
+pub(super) type View = SmallVec<[(PathId, Attrs); 1]>;
+
+/// Every path id in `old` or `new` whose attributes differ: (id, before, after).
+fn changes(old: View, new: View) -> Vec<(PathId, Option<Attrs>, Option<Attrs>)> {
+    let mut out = Vec::new();
+    let (mut old, mut new) = (old.into_iter().peekable(), new.into_iter().peekable());
+    loop {
+        let next = match (old.peek(), new.peek()) {
+            (None, None) => break,
+            (Some((i, _)), Some((j, _))) if i == j => {
+                let (i, a) = old.next().expect("peeked");
+                let (_, b) = new.next().expect("peeked");
+                (i, Some(a), Some(b))
+            }
+            (Some((i, _)), Some((j, _))) if i > j => {
+                let (j, b) = new.next().expect("peeked");
+                (j, None, Some(b))
+            }
+            (Some(_), _) => {
+                let (i, a) = old.next().expect("peeked");
+                (i, Some(a), None)
+            }
+            (None, Some(_)) => {
+                let (j, b) = new.next().expect("peeked");
+                (j, None, Some(b))
+            }
+        };
+        if !same_attrs(&next.1, &next.2) {
+            out.push(next);
+        }
+    }
+    out
 }
 
 fn same_attrs(a: &Option<Attrs>, b: &Option<Attrs>) -> bool {

@@ -5,7 +5,7 @@ use smallvec::SmallVec;
 
 use crate::bgp::config::Timers;
 use crate::bgp::peering::{IdleReason, SessionState};
-use crate::bgp::rib::{PrefixId, RouteSource};
+use crate::bgp::rib::{PathId, PrefixId, RouteKey, RouteSource};
 use crate::bgp::underlay::pair_latencies;
 use crate::bgp::{SessionId, SpeakerId};
 use crate::model::time::{SimDuration, SimTime};
@@ -353,20 +353,29 @@ impl BgpEngine {
                 continue;
             }
             let source = RouteSource::Peer(x);
-            for p in self.routes_from(s, source) {
-                self.set_route(now, s, p, source, None, out);
+            for (p, path) in self.routes_from(s, source) {
+                self.set_route(now, s, p, RouteKey { source, path }, None, out);
             }
         }
     }
 
-    /// The prefixes for which speaker `s` holds a route from `source`.
-    pub(in crate::bgp) fn routes_from(&self, s: SpeakerId, source: RouteSource) -> Vec<PrefixId> {
+    /// The routes speaker `s` holds from `source`: prefix and path (several per prefix over
+    /// ADD-PATH).
+    pub(in crate::bgp) fn routes_from(
+        &self,
+        s: SpeakerId,
+        source: RouteSource,
+    ) -> Vec<(PrefixId, PathId)> {
         self.rt[s.index()]
             .rib
             .destinations
             .iter()
-            .filter(|(_, d)| d.routes.iter().any(|r| r.source() == source))
-            .map(|(p, _)| p)
+            .flat_map(|(p, d)| {
+                d.routes
+                    .iter()
+                    .filter(move |r| r.source() == source)
+                    .map(move |r| (p, r.key().path))
+            })
             .collect()
     }
 
