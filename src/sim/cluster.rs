@@ -7,9 +7,10 @@
 //! module only keeps the books.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 
 use super::addressing::PodAddress;
-use crate::model::topology::NodeId;
+use crate::model::topology::{NodeId, Topology};
 use crate::model::workload::{PodStatus, Workload, WorkloadId};
 
 /// A pod, by creation order.
@@ -36,7 +37,11 @@ pub struct Pod {
     pub status: PodStatus,
     /// Why it is Pending (`Unschedulable` or the IPAM's own words).
     pub reason: Option<String>,
+    /// Its IPAM address (a host-network pod never has one).
     pub address: Option<PodAddress>,
+    /// `hostNetwork: true`: it runs in its node's network namespace with the node's address
+    /// and asks IPAM for nothing.
+    pub host_network: bool,
     /// The last attempt to give it an address failed (it is Pending for an IPAM reason).
     pub ipam_failure: bool,
 }
@@ -45,6 +50,21 @@ impl Pod {
     /// `namespace/name`.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Whether it has its network: an IPAM address, or a node for a host-network pod.
+    pub fn networked(&self) -> bool {
+        self.address.is_some() || (self.host_network && self.node.is_some())
+    }
+
+    /// The address it is reached at: its IPAM address, or its node's for a host-network pod
+    /// (`None` until it has one).
+    pub fn ip(&self, topology: &Topology) -> Option<IpAddr> {
+        match (&self.address, self.node) {
+            (Some(a), _) => Some(a.ip),
+            (None, Some(node)) if self.host_network => Some(topology.node(node).ip),
+            (None, _) => None,
+        }
     }
 
     pub fn pending_for_ipam(&self) -> bool {
@@ -134,7 +154,14 @@ impl Cluster {
         self.wanted[w.index()].remove(&slot);
     }
 
-    pub fn add_pod(&mut self, w: WorkloadId, slot: PodSlot, namespace: &str, name: &str) -> PodId {
+    pub fn add_pod(
+        &mut self,
+        w: WorkloadId,
+        slot: PodSlot,
+        namespace: &str,
+        name: &str,
+        host_network: bool,
+    ) -> PodId {
         let id = PodId(self.next_id);
         self.next_id += 1;
         self.pods.insert(
@@ -149,6 +176,7 @@ impl Cluster {
                 status: PodStatus::Pending,
                 reason: None,
                 address: None,
+                host_network,
                 ipam_failure: false,
             },
         );

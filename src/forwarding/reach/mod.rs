@@ -618,7 +618,7 @@ pub(crate) mod tests {
     }
 
     /// A random small cluster: 1–3 racks, random pods (Calico, borrowed, Spiderpool, some in
-    /// the wrong subnet), missing and extra routes, blackholes, down nodes and links, and
+    /// the wrong subnet, host-network), missing and extra routes, blackholes, down nodes and links, and
     /// random encapsulation modes.
     pub(crate) fn scenario(seed: u64) -> (Topology, Dataplane) {
         let mut g = Gen(seed);
@@ -697,6 +697,12 @@ pub(crate) mod tests {
                 _ => Some(IpAddr::from([10, rack as u8, 0, 254])),
             };
             pods.push((PodKey(key), addr, node, Attachment::Segment { gateway }));
+            key += 1;
+        }
+        // Host-network pods: their node's address, some nodes with several.
+        for _ in 0..g.below(4) {
+            let node = g.below(nodes);
+            pods.push((PodKey(key), t.nodes[node].ip, node, Attachment::Host));
             key += 1;
         }
         // A pod in the second pool.

@@ -9,7 +9,7 @@ use super::*;
 pub(super) enum SrcClass {
     /// Spiderpool pods outside their segment: every pair stops at their node.
     WrongSubnet(DeviceId),
-    /// Calico pods: their node's FIB decides.
+    /// Calico pods and host-network pods: their node's FIB decides.
     Node(DeviceId),
     /// Spiderpool pods: their own table (segment, gateway) decides first.
     Segment {
@@ -22,7 +22,7 @@ impl SrcClass {
     pub(super) fn of(p: &PodInfo) -> SrcClass {
         match p.attachment {
             _ if p.wrong_subnet => SrcClass::WrongSubnet(p.device),
-            Attachment::Calico => SrcClass::Node(p.device),
+            Attachment::Calico | Attachment::Host => SrcClass::Node(p.device),
             Attachment::Segment { gateway } => SrcClass::Segment {
                 device: p.device,
                 gateway,
@@ -282,6 +282,9 @@ pub(super) enum DstKind {
     Local,
     /// Owner of its address on this rack's segment.
     Segment(RackId),
+    /// A host-network pod: its node's own address, which the node delivers (its atom is
+    /// the node's /32).
+    Host,
     /// Neither (a Calico pod whose node lacks its local route).
     Unreachable,
 }
@@ -323,6 +326,7 @@ impl DstClass {
                     DstKind::Unreachable
                 }
             }
+            Attachment::Host => DstKind::Host,
         };
         DstClass::Atom {
             v6,
