@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use super::connect::{ConnectionVerdict, Denial, Policing, Side};
 use super::dataplane::{Attachment, Dataplane};
 use super::fib::PodKey;
-use super::reach::reachability;
+use super::reach::{Prepared, reachability_in};
 use super::walk::{Source, trace};
 use crate::model::topology::DeviceId;
 use crate::policy::eval::{ClassKey, DecidedBy, Endpoint, Packet, Party, packet_classes};
@@ -141,6 +141,8 @@ pub fn policy_reachability(
     for (k, c) in &src_classes {
         by_src.entry(*c).or_default().push(*k);
     }
+    // Atoms and node profiles once, for every routing computation below.
+    let prep = Prepared::new(dp);
     let mut out = PolicyReach::default();
     let mut blocked: BTreeMap<ConnectionVerdict, (u64, (PodKey, PodKey))> = BTreeMap::new();
     let mut block = |verdict: ConnectionVerdict, count: u64, example: (PodKey, PodKey)| {
@@ -189,7 +191,7 @@ pub fn policy_reachability(
                 }
                 continue;
             }
-            let r = reachability(dp, senders, &receivers);
+            let r = reachability_in(&prep, dp, senders, &receivers);
             for g in &r.unreachable {
                 block(
                     ConnectionVerdict::Dropped {
@@ -238,7 +240,7 @@ pub fn policy_reachability(
                     let delivered = if splits_whole(&ss, senders, &rr, &receivers) {
                         r.reachable
                     } else {
-                        reachability(dp, &ss, &rr).reachable
+                        reachability_in(&prep, dp, &ss, &rr).reachable
                     };
                     if delivered == 0 {
                         continue;
