@@ -16,7 +16,10 @@
 # nodes and a full node-to-node mesh at 250 / 500 / 1,000 nodes. Every scenario is 5 zones of
 # racks of up to 40 nodes, one /12 pool of /26 blocks with IPIP CrossSubnet, one Deployment
 # and an all-pairs `reachable` expectation, so a run goes from cold start through scheduling,
-# IPAM, BGP convergence and all-pairs reachability. Criterion micro-benchmarks (engine, IPAM,
+# IPAM, BGP convergence and all-pairs reachability. The `-policy` sizes add 50 namespaces and
+# 200 policies in three tiers (issue #17; `policy_resources` below) and split the pods into a
+# web and a db Deployment per namespace; `-policy-off` is the same scenario with
+# `network.policy: ignore`, the baseline the policy cost is measured against. Criterion micro-benchmarks (engine, IPAM,
 # LPM) are separate: `cargo bench`. Run one measurement at a time on a quiet machine.
 set -euo pipefail
 
@@ -24,19 +27,96 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/benches/scenarios"
 podnet="$root/target/release/podnet"
 
-# name  mode  racks-per-zone  nodes-per-rack
+# name  mode  racks-per-zone  nodes-per-rack  policy (none, enforce, ignore)
 sizes=(
-  "rr-1000   rr   5  40"
-  "rr-2000   rr   10 40"
-  "rr-5000   rr   25 40"
-  "mesh-250  mesh 5  10"
-  "mesh-500  mesh 5  20"
-  "mesh-1000 mesh 5  40"
+  "rr-1000   rr   5  40 none"
+  "rr-2000   rr   10 40 none"
+  "rr-5000   rr   25 40 none"
+  "mesh-250  mesh 5  10 none"
+  "mesh-500  mesh 5  20 none"
+  "mesh-1000 mesh 5  40 none"
+  "rr-1000-policy     rr 5  40 enforce"
+  "rr-1000-policy-off rr 5  40 ignore"
+  "rr-5000-policy     rr 25 40 enforce"
+  "rr-5000-policy-off rr 25 40 ignore"
 )
 
-# generate NAME MODE RACKS NODES: write benches/scenarios/NAME.yaml.
+# policy_resources: 50 namespaces (team t0–t4, env prod/dev) and 200 policies in three tiers
+# (issue #17's performance case): per namespace three Kubernetes NetworkPolicies (a default
+# deny of ingress, allow from the same namespace, db from the team's web on 5432) = 150; 40
+# Calico NetworkPolicies in tier `platform` (metrics on 9100 from ns-00, then the tier's
+# default Pass); 10 GlobalNetworkPolicies in tier `security` (5 ingress: deny another team's
+# dev namespaces, then Pass; 5 egress: deny TCP 22, then Pass).
+policy_resources() {
+  local i k
+  echo "- {apiVersion: projectcalico.org/v3, kind: Tier, metadata: {name: security}, spec: {order: 100}}"
+  echo "- {apiVersion: projectcalico.org/v3, kind: Tier, metadata: {name: platform}, spec: {order: 200, defaultAction: Pass}}"
+  for ((i = 0; i < 50; i++)); do
+    local ns team env
+    ns=$(printf 'ns-%02d' "$i")
+    team="t$((i % 5))"
+    env=$( ((i % 2 == 0)) && echo prod || echo dev)
+    echo "- {apiVersion: v1, kind: Namespace, metadata: {name: $ns, labels: {team: $team, env: $env}}}"
+    echo "- apiVersion: networking.k8s.io/v1"
+    echo "  kind: NetworkPolicy"
+    echo "  metadata: {name: default-deny, namespace: $ns}"
+    echo "  spec: {podSelector: {}, policyTypes: [Ingress]}"
+    echo "- apiVersion: networking.k8s.io/v1"
+    echo "  kind: NetworkPolicy"
+    echo "  metadata: {name: allow-same-namespace, namespace: $ns}"
+    echo "  spec: {podSelector: {}, ingress: [{from: [{podSelector: {}}]}]}"
+    echo "- apiVersion: networking.k8s.io/v1"
+    echo "  kind: NetworkPolicy"
+    echo "  metadata: {name: db-from-team-web, namespace: $ns}"
+    echo "  spec:"
+    echo "    podSelector: {matchLabels: {app: db}}"
+    echo "    ingress:"
+    echo "    - from: [{namespaceSelector: {matchLabels: {team: $team}}, podSelector: {matchLabels: {app: web}}}]"
+    echo "      ports: [{port: 5432}]"
+    if ((i < 40)); then
+      echo "- apiVersion: projectcalico.org/v3"
+      echo "  kind: NetworkPolicy"
+      echo "  metadata: {name: platform.metrics, namespace: $ns}"
+      echo "  spec:"
+      echo "    tier: platform"
+      echo "    selector: all()"
+      echo "    types: [Ingress]"
+      echo "    ingress:"
+      echo "    - {action: Allow, protocol: TCP, source: {namespaceSelector: projectcalico.org/name == 'ns-00'}, destination: {ports: [9100]}}"
+    fi
+  done
+  for ((k = 0; k < 10; k++)); do
+    echo "- apiVersion: projectcalico.org/v3"
+    echo "  kind: GlobalNetworkPolicy"
+    if ((k < 5)); then
+      echo "  metadata: {name: security.isolate-$k}"
+      echo "  spec:"
+      echo "    tier: security"
+      echo "    order: $((10 * k))"
+      echo "    namespaceSelector: team == 't$k' && env == 'prod'"
+      echo "    selector: all()"
+      echo "    types: [Ingress]"
+      echo "    ingress:"
+      echo "    - {action: Deny, source: {namespaceSelector: team == 't$(((k + 1) % 5))' && env == 'dev'}}"
+      echo "    - {action: Pass}"
+    else
+      echo "  metadata: {name: security.no-ssh-$k}"
+      echo "  spec:"
+      echo "    tier: security"
+      echo "    order: $((10 * k))"
+      echo "    namespaceSelector: team == 't$((k % 5))'"
+      echo "    selector: app == 'web'"
+      echo "    types: [Egress]"
+      echo "    egress:"
+      echo "    - {action: Deny, protocol: TCP, destination: {ports: [22]}}"
+      echo "    - {action: Pass}"
+    fi
+  done
+}
+
+# generate NAME MODE RACKS NODES POLICY: write benches/scenarios/NAME.yaml.
 generate() {
-  local name=$1 mode=$2 racks=$3 per_rack=$4
+  local name=$1 mode=$2 racks=$3 per_rack=$4 policy=$5
   local zones=5 nodes=$((5 * racks * per_rack))
   local pods=$((nodes * 30))
   local file="$out/$name.yaml"
@@ -87,16 +167,39 @@ generate() {
       echo "  metadata: {name: rr-mesh}"
       echo "  spec: {nodeSelector: has(route-reflector), peerSelector: has(route-reflector)}"
     fi
-    echo "workloads:"
-    echo "- {name: web, replicas: $pods}"
-    echo "expect:"
-    echo "- pods: {of: {workload: web}, running: $pods}"
+    if [[ $policy != none ]]; then
+      policy_resources
+      echo "network: {policy: $policy}"
+      # 50 namespaces, each a web and a db Deployment sharing the namespace's pods.
+      echo "workloads:"
+      local i ns
+      for ((i = 0; i < 50; i++)); do
+        ns=$(printf 'ns-%02d' "$i")
+        echo "- {name: web, namespace: $ns, replicas: $((pods / 100)), labels: {app: web}, ports: [{name: http, containerPort: 8080}]}"
+        echo "- {name: db, namespace: $ns, replicas: $((pods / 100)), labels: {app: db}, ports: [{name: postgres, containerPort: 5432}]}"
+      done
+      echo "expect:"
+      echo "- pods: {of: all, running: $pods}"
+    else
+      echo "workloads:"
+      echo "- {name: web, replicas: $pods}"
+      echo "expect:"
+      echo "- pods: {of: {workload: web}, running: $pods}"
+    fi
     if [[ $mode == rr ]]; then
       echo "- bgp: {sessionsEstablished: $((3 * (nodes - 3) + 3))}"
     else
       echo "- bgp: {sessionsEstablished: $((nodes * (nodes - 1) / 2))}"
     fi
-    echo "- reachable: {from: {workload: web}, to: {workload: web}}"
+    if [[ $policy == enforce ]]; then
+      # All-pairs reachability over every packet class policy tells apart. It fails by
+      # design (policy denies some pairs); the row measures the computation.
+      echo "- {name: all pairs with policy (fails by design), reachable: {from: all, to: all}}"
+    elif [[ $policy == ignore ]]; then
+      echo "- {name: all pairs without policy, reachable: {from: all, to: all}}"
+    else
+      echo "- reachable: {from: {workload: web}, to: {workload: web}}"
+    fi
   } >"$file"
 }
 
@@ -118,15 +221,15 @@ done
 mkdir -p "$out"
 selected=()
 for size in "${sizes[@]}"; do
-  read -r name mode racks per_rack <<<"$size"
+  read -r name mode racks per_rack policy <<<"$size"
   if ((${#wanted[@]} > 0)) && [[ ! " ${wanted[*]} " == *" $name "* ]]; then
     continue
   fi
-  generate "$name" "$mode" "$racks" "$per_rack"
+  generate "$name" "$mode" "$racks" "$per_rack" "$policy"
   selected+=("$name")
 done
 if ((${#selected[@]} == 0)); then
-  echo "bench.sh: no size named ${wanted[*]}; sizes: rr-1000 rr-2000 rr-5000 mesh-250 mesh-500 mesh-1000" >&2
+  echo "bench.sh: no size named ${wanted[*]}; sizes: rr-1000 rr-2000 rr-5000 mesh-250 mesh-500 mesh-1000 rr-1000-policy rr-1000-policy-off rr-5000-policy rr-5000-policy-off" >&2
   exit 2
 fi
 $generate_only && exit 0
@@ -149,7 +252,7 @@ trap 'rm -rf "$work"' EXIT
 for name in "${selected[@]}"; do
   file="$out/$name.yaml"
   nodes=$(awk '/count:/ {gsub(/[^0-9]/, "", $NF); n += $NF} /name: z[0-9]+-rr/ {n++} END {print n}' "$file")
-  pods=$(awk '/replicas:/ {gsub(/[^0-9]/, "", $NF); print $NF}' "$file")
+  pods=$(awk -F'replicas: ' '/replicas:/ {sub(/[^0-9].*/, "", $2); n += $2} END {print n}' "$file")
   sessions=$(awk -F'sessionsEstablished: ' '/sessionsEstablished/ {sub(/}.*/, "", $2); print $2}' "$file")
   for command in ${commands//,/ }; do
     status=PASS

@@ -32,10 +32,16 @@ pub fn run(args: &PolicyArgs) -> i32 {
             };
             let endpoints = crate::sim::policy::endpoints(world, &scenario.workloads);
             let Some(endpoint) = endpoints.get(&row.key) else {
-                eprintln!(
-                    "--pod: `{}` has no workload endpoint (it has no address)",
-                    args.pod
-                );
+                let host_network = world
+                    .cluster
+                    .find(&args.pod)
+                    .is_some_and(|id| world.cluster.pod(id).host_network);
+                let why = if host_network {
+                    "a hostNetwork pod: Calico makes none, and its traffic is its node's"
+                } else {
+                    "it has no address"
+                };
+                eprintln!("--pod: `{}` has no workload endpoint ({why})", args.pod);
                 return exit::INVALID;
             };
             let mut engine = Engine::new(&world.policy);

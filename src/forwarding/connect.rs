@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-use super::dataplane::Dataplane;
+use super::dataplane::{Attachment, Dataplane};
 use super::fib::PodKey;
 use super::walk::{Reason, Source, Trace, Verdict, trace};
 use crate::model::expect::{PortRef, Probe};
@@ -210,12 +210,19 @@ pub fn connect(
     packet: &Packet,
     explain: bool,
 ) -> Option<Connection> {
-    let (src_ip, src_device, src_endpoint) = match from {
+    // `src_host`: the node whose host traffic this is (a node, or a host-network pod).
+    let (src_ip, src_device, src_endpoint, src_host) = match from {
         Source::Pod(k) => {
             let p = dp.pod(k)?;
-            (p.ip, p.device, policing.and_then(|pol| pol.endpoint(k)))
+            let host = (p.attachment == Attachment::Host).then_some(p.device);
+            (
+                p.ip,
+                p.device,
+                policing.and_then(|pol| pol.endpoint(k)),
+                host,
+            )
         }
-        Source::Device(d) => (dp.address(d)?, d, None),
+        Source::Device(d) => (dp.address(d)?, d, None, Some(d)),
     };
     let mut egress = None;
     if let (Some(pol), Some(e)) = (policing, src_endpoint) {
@@ -255,7 +262,7 @@ pub fn connect(
     {
         let receiver_node = dp.pod_by_ip(to).map(|p| p.device);
         // Host → local pod: not policed (the node's own traffic, and its host-network pods).
-        let host_local = matches!(from, Source::Device(d) if Some(d) == receiver_node);
+        let host_local = src_host.is_some_and(|d| Some(d) == receiver_node);
         if !host_local {
             let sender = Party {
                 ip: src_ip,

@@ -38,6 +38,10 @@ pub enum Attachment {
     /// Spiderpool (macvlan): on its node's rack segment; it leaves the segment through its
     /// pool's gateway, or the rack gateway when the pool has none.
     Segment { gateway: Option<IpAddr> },
+    /// `hostNetwork: true`: the pod is its node's host namespace. Its address is the node's
+    /// (shared by every host-network pod of the node, never a duplicate); a packet for it is
+    /// delivered to the node, and one from it leaves from the node as host traffic.
+    Host,
 }
 
 /// A pod the dataplane knows.
@@ -205,6 +209,8 @@ impl Dataplane {
         self.pods.get(&key)
     }
 
+    /// The pod-network pod holding `ip` (host-network pods share their node's address and
+    /// are not found by it: the address is the node's).
     pub fn pod_by_ip(&self, ip: IpAddr) -> Option<&PodInfo> {
         self.pod_by_ip.get(&ip).and_then(|k| self.pods.get(k))
     }
@@ -238,7 +244,7 @@ impl Dataplane {
     /// Whether a pod's address is also a node's, a router's or a rack gateway's address: a
     /// pool overlapping a rack subnet can hand those out, and then two hosts claim it.
     pub fn is_duplicate(&self, pod: &PodInfo) -> bool {
-        self.device_by_address.contains_key(&pod.ip)
+        pod.attachment != Attachment::Host && self.device_by_address.contains_key(&pod.ip)
             || self.racks.iter().any(|r| r.gateway == pod.ip)
     }
 
@@ -590,19 +596,42 @@ impl DataplaneBuilder {
 
     /// Adds a pod that has an address. A Calico pod gets a `Local` /32 on its node; a
     /// segment-attached pod becomes the owner of its address on its rack's segment when the
-    /// address lies in the rack subnet. Returns false (and adds nothing) when the node is
-    /// unknown or deleted, or the key or address is already taken.
+    /// address lies in the rack subnet; a host-network pod takes its node's address (`ip` is
+    /// ignored) and adds no route: the node delivers its own address. Returns false (and adds
+    /// nothing) when the node is unknown or deleted, or the key or address is already taken.
     pub fn pod(&mut self, key: PodKey, ip: IpAddr, node: NodeId, attachment: Attachment) -> bool {
         let dp = &mut self.dp;
         let Some((device, rack)) = self.node_devices.get(node.index()).copied().flatten() else {
             return false;
         };
+        if attachment == Attachment::Host {
+            let Some(info) = dp.devices.get(device.index()) else {
+                return false;
+            };
+            let ip = info.address;
+            if dp.pods.contains_key(&key) {
+                return false;
+            }
+            dp.pods.insert(
+                key,
+                PodInfo {
+                    key,
+                    ip,
+                    node,
+                    device,
+                    rack,
+                    attachment,
+                    wrong_subnet: false,
+                },
+            );
+            return true;
+        }
         if dp.pods.contains_key(&key) || dp.pod_by_ip.contains_key(&ip) {
             return false;
         }
         let subnet = dp.racks.get(rack.index()).map(|r| r.subnet);
         let wrong_subnet = match attachment {
-            Attachment::Calico => false,
+            Attachment::Calico | Attachment::Host => false,
             Attachment::Segment { .. } => !subnet.is_some_and(|s| s.contains(&ip)),
         };
         match attachment {
@@ -616,6 +645,7 @@ impl DataplaneBuilder {
                     dp.owners.entry((rack, ip)).or_insert(Owner::Pod(key));
                 }
             }
+            Attachment::Host => {}
         }
         dp.pods.insert(
             key,

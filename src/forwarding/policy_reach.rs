@@ -3,7 +3,9 @@
 //!
 //! Pods are grouped into policy classes ([`ClassKey`]: everything any selector, net or named
 //! port can see of them), so policy is evaluated once per (sender class, receiver class,
-//! packet) rather than per pair. The packets are the classes policy tells apart
+//! packet) rather than per pair. A host-network pod has no endpoint: it is its node's host
+//! traffic (one class per node, seen by the node's address), never policed towards a pod of
+//! its own node (REFERENCE-policy §3.2). The packets are the classes policy tells apart
 //! ([`packet_classes`]) or the one packet a question names. For each sender class, receiver
 //! classes with the same policy summary share one routing computation ([`reachability`]).
 //!
@@ -21,12 +23,12 @@
 use std::collections::BTreeMap;
 
 use super::connect::{ConnectionVerdict, Denial, Policing, Side};
-use super::dataplane::Dataplane;
+use super::dataplane::{Attachment, Dataplane};
 use super::fib::PodKey;
-use super::reach::reachability;
+use super::reach::{Prepared, reachability_in};
 use super::walk::{Source, trace};
 use crate::model::topology::DeviceId;
-use crate::policy::eval::{ClassKey, DecidedBy, Endpoint, Packet, packet_classes};
+use crate::policy::eval::{ClassKey, DecidedBy, Endpoint, Packet, Party, packet_classes};
 use crate::policy::model::Direction;
 
 /// Pairs that deliver no packet for the same reason at the same place.
@@ -50,6 +52,17 @@ pub struct PolicyReach {
     pub blocked: Vec<BlockedGroup>,
     /// The smallest pair delivered for some packets but not all, if any.
     pub partial_example: Option<(PodKey, PodKey)>,
+}
+
+/// What policy sees of a pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Seen {
+    /// A workload endpoint of this policy class.
+    Endpoint(usize),
+    /// A host-network pod: host traffic of this node, from and to the node's address.
+    Host(DeviceId),
+    /// A pod without an endpoint (none in practice): never checked.
+    Unseen,
 }
 
 /// What policy does to the packets between a sender class and a receiver class.
@@ -91,29 +104,45 @@ pub fn policy_reachability(
         }
     };
     let nets = policing.engine.rule_nets();
-    // Policy classes; pods without an endpoint (none in practice) form their own class each.
+    // Policy classes; a host-network pod is its node's host traffic (one class per node),
+    // and pods with neither (none in practice) share one class that no policy checks.
     // Ids in order of first appearance (pods in key order): deterministic; the map is a lookup.
     let mut class_ids: std::collections::HashMap<ClassKey, usize> =
         std::collections::HashMap::new();
     let mut reps: Vec<&Endpoint> = Vec::new();
-    let mut class_of = |k: PodKey| -> Option<usize> {
-        let e = policing.endpoint(k)?;
+    let mut class_of = |k: PodKey| -> Seen {
+        if let Some(p) = dp.pod(k)
+            && p.attachment == Attachment::Host
+        {
+            return Seen::Host(p.device);
+        }
+        let Some(e) = policing.endpoint(k) else {
+            return Seen::Unseen;
+        };
         let key = policing.engine.class_key(e, &nets);
         let next = class_ids.len();
         let id = *class_ids.entry(key).or_insert(next);
         if id == reps.len() {
             reps.push(e);
         }
-        Some(id)
+        Seen::Endpoint(id)
     };
-    let src_classes: Vec<(PodKey, Option<usize>)> =
-        from.iter().map(|k| (*k, class_of(*k))).collect();
-    let dst_classes: Vec<(PodKey, Option<usize>)> = to.iter().map(|k| (*k, class_of(*k))).collect();
+    let src_classes: Vec<(PodKey, Seen)> = from.iter().map(|k| (*k, class_of(*k))).collect();
+    let dst_classes: Vec<(PodKey, Seen)> = to.iter().map(|k| (*k, class_of(*k))).collect();
+    let party = |c: Seen| -> Option<Party<'_>> {
+        match c {
+            Seen::Endpoint(i) => Some(Party::endpoint(reps[i])),
+            Seen::Host(d) => Some(Party::address(dp.address(d)?)),
+            Seen::Unseen => None,
+        }
+    };
 
-    let mut by_src: BTreeMap<Option<usize>, Vec<PodKey>> = BTreeMap::new();
+    let mut by_src: BTreeMap<Seen, Vec<PodKey>> = BTreeMap::new();
     for (k, c) in &src_classes {
         by_src.entry(*c).or_default().push(*k);
     }
+    // Atoms and node profiles once, for every routing computation below.
+    let prep = Prepared::new(dp);
     let mut out = PolicyReach::default();
     let mut blocked: BTreeMap<ConnectionVerdict, (u64, (PodKey, PodKey))> = BTreeMap::new();
     let mut block = |verdict: ConnectionVerdict, count: u64, example: (PodKey, PodKey)| {
@@ -124,16 +153,17 @@ pub fn policy_reachability(
         g.0 += count;
         g.1 = g.1.min(example);
     };
-    let mut summaries: BTreeMap<(Option<usize>, Option<usize>), Summary> = BTreeMap::new();
+    let mut summaries: BTreeMap<(Seen, Seen, bool), Summary> = BTreeMap::new();
     for (sc, senders) in &by_src {
         // Receivers grouped by the summary of (this sender class, their class).
         let mut groups: BTreeMap<Summary, Vec<PodKey>> = BTreeMap::new();
         for (k, dc) in &dst_classes {
+            // Host → local pod: not policed (REFERENCE-policy §1.6, §3.2).
+            let host_local =
+                matches!(sc, Seen::Host(d) if dp.pod(*k).is_some_and(|p| p.device == *d));
             let summary = summaries
-                .entry((*sc, *dc))
-                .or_insert_with(|| {
-                    summarize(policing, sc.map(|i| reps[i]), dc.map(|i| reps[i]), packets)
-                })
+                .entry((*sc, *dc, host_local))
+                .or_insert_with(|| summarize(policing, party(*sc), party(*dc), host_local, packets))
                 .clone();
             groups.entry(summary).or_default().push(*k);
         }
@@ -161,7 +191,7 @@ pub fn policy_reachability(
                 }
                 continue;
             }
-            let r = reachability(dp, senders, &receivers);
+            let r = reachability_in(&prep, dp, senders, &receivers);
             for g in &r.unreachable {
                 block(
                     ConnectionVerdict::Dropped {
@@ -210,7 +240,7 @@ pub fn policy_reachability(
                     let delivered = if splits_whole(&ss, senders, &rr, &receivers) {
                         r.reachable
                     } else {
-                        reachability(dp, &ss, &rr).reachable
+                        reachability_in(&prep, dp, &ss, &rr).reachable
                     };
                     if delivered == 0 {
                         continue;
@@ -242,10 +272,15 @@ pub fn policy_reachability(
     out
 }
 
+/// What policy does to `packets` from `src` to `dst`: the sender's egress when it is a
+/// workload endpoint, then the receiver's ingress when it is one and the traffic is not its
+/// own node's host traffic (`host_local`). A party that is no endpoint (a host-network pod:
+/// its node's address) is seen by its address alone; `None` is a pod policy never sees.
 fn summarize(
     policing: &Policing<'_>,
-    src: Option<&Endpoint>,
-    dst: Option<&Endpoint>,
+    src: Option<Party<'_>>,
+    dst: Option<Party<'_>>,
+    host_local: bool,
     packets: &[Packet],
 ) -> Summary {
     let engine = &policing.engine;
@@ -255,13 +290,9 @@ fn summarize(
     let mut first_denial = None;
     for (i, p) in packets.iter().enumerate() {
         let out = match (src, dst) {
-            (Some(s), Some(d)) => Some(engine.check(
-                s,
-                Direction::Egress,
-                crate::policy::eval::Party::endpoint(d),
-                p,
-                &mut (),
-            )),
+            (Some(s), Some(d)) => s
+                .endpoint
+                .map(|e| engine.check(e, Direction::Egress, d, p, &mut ())),
             _ => None,
         };
         if let Some(o) = &out
@@ -277,13 +308,9 @@ fn summarize(
             continue;
         }
         let inn = match (src, dst) {
-            (Some(s), Some(d)) => Some(engine.check(
-                d,
-                Direction::Ingress,
-                crate::policy::eval::Party::endpoint(s),
-                p,
-                &mut (),
-            )),
+            (Some(s), Some(d)) if !host_local => d
+                .endpoint
+                .map(|e| engine.check(e, Direction::Ingress, s, p, &mut ())),
             _ => None,
         };
         match inn {
@@ -475,7 +502,8 @@ mod tests {
             set.apply(&PolicyResource::Policy(Box::new(random_policy(&mut g, i))));
         }
         let mut endpoints = BTreeMap::new();
-        for p in dp.pods() {
+        // Host-network pods have no workload endpoint.
+        for p in dp.pods().filter(|p| p.attachment != Attachment::Host) {
             let ns = g.pick(&["red", "blue"]);
             let app = g.pick(&["x", "y", "z"]);
             let labels = [("app".to_string(), app.to_string())].into();

@@ -546,6 +546,52 @@ mod tests {
     }
 
     #[test]
+    fn host_network_pods_are_their_node_and_share_its_address() {
+        let t = topology(&[&[2, 1]]);
+        let mut b = calico(&t, Always, Never, 1);
+        // Two host-network pods on a0-n0 and one on a1-n0: the builder gives them their
+        // node's address (whatever address it is handed), and none is a duplicate.
+        let (h1, h2, h3) = (PodKey(901), PodKey(902), PodKey(903));
+        assert!(b.pod(h1, ip("10.99.0.1"), NodeId(0), Attachment::Host));
+        assert!(b.pod(h2, ip("10.99.0.2"), NodeId(0), Attachment::Host));
+        assert!(b.pod(h3, ip("10.99.0.3"), NodeId(2), Attachment::Host));
+        let dp = b.build();
+        let a0n0 = ip("10.0.0.10");
+        for k in [h1, h2] {
+            let info = dp.pod(k).expect("a host-network pod");
+            assert_eq!(info.ip, a0n0);
+            assert!(!dp.is_duplicate(info));
+        }
+        // The address is the node's: no pod holds it.
+        assert!(dp.pod_by_ip(a0n0).is_none());
+        // To a host-network pod: delivered to its node, natively (a node's address is routed
+        // by the underlay, never tunnelled).
+        check(&t, &dp, p(0, 0), a0n0, "a0-n0 | delivered | none");
+        check(
+            &t,
+            &dp,
+            p(2, 0),
+            a0n0,
+            "a1-n0 tor-a1 spine-a-1 tor-a0 a0-n0 | delivered | none",
+        );
+        // From one: exactly its node's walk, to pods (tunnelled by the node's routes) and to
+        // another host-network pod.
+        for to in [pod_ip(2, 0), pod_ip(1, 0), ip("10.1.0.10"), a0n0] {
+            assert_eq!(
+                render(&t, &dp, Source::Pod(h1), to),
+                render(&t, &dp, Source::Device(dev(&t, "a0-n0")), to)
+            );
+        }
+        check(
+            &t,
+            &dp,
+            Source::Pod(h1),
+            pod_ip(2, 0),
+            "a0-n0 tor-a0 spine-a-1 tor-a1 a1-n0 | delivered | ipip",
+        );
+    }
+
+    #[test]
     fn same_rack_native_goes_over_the_segment_without_the_tor() {
         let t = topology(&[&[2, 1]]);
         let dp = calico(&t, Never, Never, 2).build();

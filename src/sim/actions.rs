@@ -264,7 +264,7 @@ impl Simulation<'_> {
         // Its pods stop (Unknown) or run again with the same addresses; they are not moved.
         for pid in self.world.cluster.pods_of_node(id) {
             let pod = self.world.cluster.pod_mut(pid);
-            if pod.address.is_some() {
+            if pod.networked() {
                 pod.status = if down {
                     PodStatus::Unknown
                 } else {

@@ -8,11 +8,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::net::IpAddr;
 
 use super::addressing::PodAddress;
 use crate::ipam::calico::IpamError;
 use crate::ipam::spiderpool::SpiderError;
-use crate::model::topology::NodeId;
+use crate::model::topology::{NodeId, Topology};
 use crate::model::workload::{PodStatus, Workload, WorkloadId};
 
 /// A pod, by creation order.
@@ -39,7 +40,11 @@ pub struct Pod {
     pub status: PodStatus,
     /// Why it is Pending.
     pub reason: Option<PendingReason>,
+    /// Its IPAM address (a host-network pod never has one).
     pub address: Option<PodAddress>,
+    /// `hostNetwork: true`: it runs in its node's network namespace with the node's address
+    /// and asks IPAM for nothing.
+    pub host_network: bool,
 }
 
 /// Why a pod is Pending, in the words of the component that keeps it there (kube-scheduler,
@@ -90,6 +95,21 @@ impl Pod {
     /// `namespace/name`.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// Whether it has its network: an IPAM address, or a node for a host-network pod.
+    pub fn networked(&self) -> bool {
+        self.address.is_some() || (self.host_network && self.node.is_some())
+    }
+
+    /// The address it is reached at: its IPAM address, or its node's for a host-network pod
+    /// (`None` until it has one).
+    pub fn ip(&self, topology: &Topology) -> Option<IpAddr> {
+        match (&self.address, self.node) {
+            (Some(a), _) => Some(a.ip),
+            (None, Some(node)) if self.host_network => Some(topology.node(node).ip),
+            (None, _) => None,
+        }
     }
 
     pub fn pending_for_ipam(&self) -> bool {
@@ -179,7 +199,14 @@ impl Cluster {
         self.wanted[w.index()].remove(&slot);
     }
 
-    pub fn add_pod(&mut self, w: WorkloadId, slot: PodSlot, namespace: &str, name: &str) -> PodId {
+    pub fn add_pod(
+        &mut self,
+        w: WorkloadId,
+        slot: PodSlot,
+        namespace: &str,
+        name: &str,
+        host_network: bool,
+    ) -> PodId {
         let id = PodId(self.next_id);
         self.next_id += 1;
         self.pods.insert(
@@ -194,6 +221,7 @@ impl Cluster {
                 status: PodStatus::Pending,
                 reason: None,
                 address: None,
+                host_network,
             },
         );
         self.by_name

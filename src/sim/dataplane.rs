@@ -1,7 +1,7 @@
 //! Building the forwarding state of an instant from the simulated world.
 //!
 //! The FIBs are derived, never stored in the world: at a snapshot the engine hands the
-//! topology, the pods with addresses, each node's own blocks (blackholes) and the routes the
+//! topology, the pods with addresses (a host-network pod attached as its node), each node's own blocks (blackholes) and the routes the
 //! control plane installed (BGP's best routes, or Felix's routes with Calico's VXLAN backend)
 //! to [`crate::forwarding::Dataplane::builder`]. Routes common to every node go into one
 //! shared table, so a 5,000-node cluster does not hold 5,000 copies of it.
@@ -41,16 +41,17 @@ pub fn build(world: &World) -> Dataplane {
         }
     }
     for pod in world.cluster.pods() {
-        let (Some(address), Some(node)) = (&pod.address, pod.node) else {
+        let (Some(ip), Some(node)) = (pod.ip(topology), pod.node) else {
             continue;
         };
-        let attachment = match &world.addressing {
-            Addressing::Calico(_) => Attachment::Calico,
-            Addressing::Spiderpool(_) => Attachment::Segment {
-                gateway: address.gateway,
+        let attachment = match (&world.addressing, &pod.address) {
+            _ if pod.host_network => Attachment::Host,
+            (Addressing::Calico(_), _) => Attachment::Calico,
+            (Addressing::Spiderpool(_), a) => Attachment::Segment {
+                gateway: a.as_ref().and_then(|a| a.gateway),
             },
         };
-        builder.pod(PodKey(pod.id.0), address.ip, node, attachment);
+        builder.pod(PodKey(pod.id.0), ip, node, attachment);
     }
     if let Some(routes) = &world.control.felix {
         let table = builder.shared_table(routes.iter().map(|(p, nh)| (*p, *nh)));

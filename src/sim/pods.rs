@@ -64,10 +64,10 @@ impl Simulation<'_> {
                 workload.daemon_pod_name(&n.name)
             }
         };
-        let id = self
-            .world
-            .cluster
-            .add_pod(w, slot, &workload.namespace, &name);
+        let id =
+            self.world
+                .cluster
+                .add_pod(w, slot, &workload.namespace, &name, workload.host_network);
         self.record(
             "podCreated",
             format!("{}/{name}", workload.namespace),
@@ -84,7 +84,9 @@ impl Simulation<'_> {
             let node = match self.world.cluster.pod(id).slot {
                 PodSlot::Daemon(node) => {
                     let n = self.world.topology.node(node);
-                    let fits = !n.down && self.world.cluster.pods_on(node) < n.max_pods as usize;
+                    let fits = !n.down
+                        && self.world.cluster.pods_on(node) < n.max_pods as usize
+                        && self.host_ports_free(w, node);
                     fits.then_some(node)
                 }
                 PodSlot::Ordinal(_) => self.choose_node(w),
@@ -112,6 +114,27 @@ impl Simulation<'_> {
             return;
         }
         let topo_node = self.world.topology.node(node);
+        if workload.host_network {
+            // No CNI call: the pod runs in the node's network namespace with its address.
+            let (ip, node_down) = (topo_node.ip, topo_node.down);
+            let pod = self.world.cluster.pod_mut(id);
+            if pod.status != PodStatus::Pending {
+                return;
+            }
+            pod.status = if node_down {
+                PodStatus::Unknown
+            } else {
+                PodStatus::Running
+            };
+            pod.reason = None;
+            let key = pod.key();
+            self.record(
+                "podAddressed",
+                key,
+                format!("{ip} (hostNetwork: the node's address)"),
+            );
+            return;
+        }
         let pod = self.world.cluster.pod(id);
         let request = PodRequest {
             namespace: &pod.namespace,
@@ -163,10 +186,22 @@ impl Simulation<'_> {
     }
 
     /// The eligible node with the fewest pods; ties broken by the scheduling stream.
+    /// Host-network pods with ports also need the node's host ports free (kube-scheduler's
+    /// NodePorts filter, [`Self::host_ports_free`]).
     pub(super) fn choose_node(&mut self, w: WorkloadId) -> Option<NodeId> {
-        let selector = &self.scenario.workloads[w.index()].node_selector;
+        let workload = &self.scenario.workloads[w.index()];
+        let selector = &workload.node_selector;
         let topology = &self.world.topology;
         let pick = |n: usize, stream: &mut Stream| if n == 1 { 0 } else { stream.index(n) };
+        if workload.host_network && !workload.ports.is_empty() {
+            let fewest = self.world.placement.fewest(|id| {
+                selects(selector, &topology.node(id).labels) && self.host_ports_free(w, id)
+            });
+            if fewest.is_empty() {
+                return None;
+            }
+            return Some(fewest[pick(fewest.len(), &mut self.scheduling)]);
+        }
         if selector.is_empty() {
             let fewest = self.world.placement.fewest_any();
             if fewest.is_empty() {
@@ -182,6 +217,28 @@ impl Simulation<'_> {
             return None;
         }
         Some(fewest[pick(fewest.len(), &mut self.scheduling)])
+    }
+
+    /// kube-scheduler's NodePorts filter for a pod of `w` on `node`: a host-network pod's
+    /// container ports are host ports (the API server defaults `hostPort` to `containerPort`
+    /// when `hostNetwork` is true), and no two pods on a node may hold the same host port and
+    /// protocol (podnet models no `hostIP`, so every host port is on 0.0.0.0, which conflicts
+    /// with any other). Pod-network pods' `hostPort`s are not modelled: they never conflict.
+    pub(super) fn host_ports_free(&self, w: WorkloadId, node: NodeId) -> bool {
+        let workloads = &self.scenario.workloads;
+        let mine = &workloads[w.index()];
+        if !mine.host_network || mine.ports.is_empty() {
+            return true;
+        }
+        self.world.cluster.pods_of_node(node).into_iter().all(|id| {
+            let other = &workloads[self.world.cluster.pod(id).workload.index()];
+            !other.host_network
+                || !other.ports.iter().any(|o| {
+                    mine.ports
+                        .iter()
+                        .any(|p| p.container_port == o.container_port && p.protocol == o.protocol)
+                })
+        })
     }
 
     /// Re-files a node in the placement index after its pods or its state changed.

@@ -167,7 +167,7 @@ pub fn table(world: &World, workloads: &[Workload], seed: u64) -> ServiceTable {
 fn backends(world: &World, workloads: &[Workload], s: &Service) -> Vec<Backend> {
     let mut out = Vec::new();
     for pod in world.cluster.pods() {
-        let (Some(address), Some(node)) = (&pod.address, pod.node) else {
+        let (Some(ip), Some(node)) = (pod.ip(&world.topology), pod.node) else {
             continue;
         };
         let Some(workload) = workloads.get(pod.workload.index()) else {
@@ -191,7 +191,7 @@ fn backends(world: &World, workloads: &[Workload], s: &Service) -> Vec<Backend> 
         out.push(Backend {
             pod: PodKey(pod.id.0),
             name: pod.key(),
-            ip: address.ip,
+            ip,
             node: world.topology.node(node).device,
             ready: pod.status == PodStatus::Running,
             target_ports,

@@ -315,7 +315,7 @@ impl Snapshot {
                         .map(|w| w.name.clone())
                         .unwrap_or_default(),
                     node: p.node.map(|n| topo.node(n).name.clone()),
-                    ip: a.map(|a| a.ip),
+                    ip: p.ip(topo),
                     pool: a.map(|a| a.pool.clone()),
                     block: a.and_then(|a| a.block),
                     borrowed: a.is_some_and(|a| a.borrowed),

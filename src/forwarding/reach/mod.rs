@@ -104,12 +104,46 @@ pub fn all_pairs(dp: &Dataplane) -> Reachability {
 /// Reachability from every pod of `from` to every other pod of `to` (unknown keys are
 /// ignored, duplicates count once).
 pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachability {
+    reachability_in(&Prepared::new(dp), dp, from, to)
+}
+
+/// What every reachability computation over one dataplane shares: its atoms and each node's
+/// routing profile. Many computations over subsets of the pods (all-pairs reachability with
+/// policy runs one per sender class and receiver group) prepare it once.
+pub struct Prepared {
+    atoms: Atoms,
+    /// Per device, its profile and own routes (`None`: walked alone, or not a node).
+    profiles: Vec<Option<(Profile, Vec<IpNet>)>>,
+}
+
+impl Prepared {
+    pub fn new(dp: &Dataplane) -> Prepared {
+        let shared_index = shared_tables(dp);
+        let linked = linked_devices(dp);
+        let profiles = (0..dp.devices.len())
+            .map(|i| profile(dp, DeviceId(i as u32), &shared_index, &linked))
+            .collect();
+        Prepared {
+            atoms: Atoms::new(dp),
+            profiles,
+        }
+    }
+}
+
+/// [`reachability`] with the dataplane's shared setup already done (`prep` must be
+/// [`Prepared::new`] of `dp`).
+pub fn reachability_in(
+    prep: &Prepared,
+    dp: &Dataplane,
+    from: &[PodKey],
+    to: &[PodKey],
+) -> Reachability {
     let from = known(dp, from);
     let to = known(dp, to);
     if from.iter().chain(&to).any(|p| dp.is_duplicate(p)) {
-        return with_duplicates(dp, &from, &to);
+        return with_duplicates(prep, dp, &from, &to);
     }
-    let atoms = Atoms::new(dp);
+    let atoms = &prep.atoms;
 
     let mut sources: BTreeMap<SrcClass, Vec<PodKey>> = BTreeMap::new();
     for p in &from {
@@ -120,7 +154,7 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
     // Pods in both sets sit in one cell with themselves: that pair does not count.
     let mut self_pairs: FastMap<(SrcClass, DstClass), u64> = FastMap::default();
     for p in &to {
-        let class = DstClass::of(dp, &atoms, p);
+        let class = DstClass::of(dp, atoms, p);
         dests.entry(class).or_default().push(p.key);
         if from_keys.binary_search(&p.key).is_ok() {
             *self_pairs.entry((SrcClass::of(p), class)).or_default() += 1;
@@ -145,10 +179,10 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
         }
     }
     let dest_atoms: Vec<AtomId> = by_atom.iter().map(|(a, _)| *a).collect();
-    let plan = Plan::new(dp, &atoms, &sources, &dest_atoms);
+    let plan = Plan::new(dp, atoms, &prep.profiles, &sources, &dest_atoms);
     let cx = Cx {
         dp,
-        atoms: &atoms,
+        atoms,
         plan: &plan,
         self_pairs: &self_pairs,
     };
@@ -200,14 +234,19 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
 /// Reachability when some pods hold a node's or router's address. `trace`'s first check
 /// stops every pair with such a pod at the source's node (`duplicate-address`), before any
 /// walk; so those pairs are counted here, and the others by the walks of [`reachability`].
-fn with_duplicates(dp: &Dataplane, from: &[&PodInfo], to: &[&PodInfo]) -> Reachability {
+fn with_duplicates(
+    prep: &Prepared,
+    dp: &Dataplane,
+    from: &[&PodInfo],
+    to: &[&PodInfo],
+) -> Reachability {
     let clean = |set: &[&PodInfo]| -> Vec<PodKey> {
         set.iter()
             .filter(|p| !dp.is_duplicate(p))
             .map(|p| p.key)
             .collect()
     };
-    let rest = reachability(dp, &clean(from), &clean(to));
+    let rest = reachability_in(prep, dp, &clean(from), &clean(to));
     let mut tally = Tally {
         reachable: rest.reachable,
         groups: BTreeMap::new(),
@@ -547,7 +586,8 @@ pub(crate) mod tests {
             .collect();
         dest_atoms.sort_unstable();
         dest_atoms.dedup();
-        let plan = Plan::new(&dp, &atoms, &sources, &dest_atoms);
+        let prep = Prepared::new(&dp);
+        let plan = Plan::new(&dp, &atoms, &prep.profiles, &sources, &dest_atoms);
         let sizes: Vec<usize> = plan.cohorts.iter().map(|c| c.members.len()).collect();
         assert_eq!(sizes, vec![4, 3]);
         let rack_a0 = plan.cohort_of(n1).expect("a cohort");
@@ -618,7 +658,7 @@ pub(crate) mod tests {
     }
 
     /// A random small cluster: 1–3 racks, random pods (Calico, borrowed, Spiderpool, some in
-    /// the wrong subnet), missing and extra routes, blackholes, down nodes and links, and
+    /// the wrong subnet, host-network), missing and extra routes, blackholes, down nodes and links, and
     /// random encapsulation modes.
     pub(crate) fn scenario(seed: u64) -> (Topology, Dataplane) {
         let mut g = Gen(seed);
@@ -697,6 +737,12 @@ pub(crate) mod tests {
                 _ => Some(IpAddr::from([10, rack as u8, 0, 254])),
             };
             pods.push((PodKey(key), addr, node, Attachment::Segment { gateway }));
+            key += 1;
+        }
+        // Host-network pods: their node's address, some nodes with several.
+        for _ in 0..g.below(4) {
+            let node = g.below(nodes);
+            pods.push((PodKey(key), t.nodes[node].ip, node, Attachment::Host));
             key += 1;
         }
         // A pod in the second pool.

@@ -9,7 +9,7 @@ use super::*;
 pub(super) enum SrcClass {
     /// Spiderpool pods outside their segment: every pair stops at their node.
     WrongSubnet(DeviceId),
-    /// Calico pods: their node's FIB decides.
+    /// Calico pods and host-network pods: their node's FIB decides.
     Node(DeviceId),
     /// Spiderpool pods: their own table (segment, gateway) decides first.
     Segment {
@@ -22,7 +22,7 @@ impl SrcClass {
     pub(super) fn of(p: &PodInfo) -> SrcClass {
         match p.attachment {
             _ if p.wrong_subnet => SrcClass::WrongSubnet(p.device),
-            Attachment::Calico => SrcClass::Node(p.device),
+            Attachment::Calico | Attachment::Host => SrcClass::Node(p.device),
             Attachment::Segment { gateway } => SrcClass::Segment {
                 device: p.device,
                 gateway,
@@ -99,9 +99,11 @@ pub(super) struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
+    /// `profiles`: per device, [`profile`]'s answer (prepared once per dataplane).
     pub(super) fn new(
         dp: &Dataplane,
         atoms: &Atoms,
+        profiles: &[Option<(Profile, Vec<IpNet>)>],
         sources: &'a BTreeMap<SrcClass, Vec<PodKey>>,
         dest_atoms: &[AtomId],
     ) -> Plan<'a> {
@@ -120,13 +122,6 @@ impl<'a> Plan<'a> {
                 _ => others.push((*src, members.as_slice())),
             }
         }
-        let shared_index = shared_tables(dp);
-        let linked: Vec<DeviceId> = {
-            let mut v: Vec<DeviceId> = dp.fabric_link_ends().collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        };
         let mut device_addresses: Vec<IpAddr> = dp.devices.iter().map(|d| d.address).collect();
         device_addresses.sort_unstable();
         let covers_a_device = |p: &IpNet| {
@@ -140,10 +135,10 @@ impl<'a> Plan<'a> {
         let mut own_routes: Vec<Vec<IpNet>> = vec![Vec::new(); n];
         let mut lone: Vec<DeviceId> = Vec::new();
         for &d in &nodes {
-            match profile(dp, d, &shared_index, &linked) {
+            match profiles.get(d.index()).and_then(Option::as_ref) {
                 Some((profile, own)) if !own.iter().any(&covers_a_device) => {
-                    own_routes[d.index()] = own;
-                    by_profile.entry(profile).or_default().push(d);
+                    own_routes[d.index()] = own.clone();
+                    by_profile.entry(profile.clone()).or_default().push(d);
                 }
                 _ => lone.push(d),
             }
@@ -217,6 +212,14 @@ impl<'a> Plan<'a> {
     }
 }
 
+/// The devices with a fabric link, sorted.
+pub(super) fn linked_devices(dp: &Dataplane) -> Vec<DeviceId> {
+    let mut v: Vec<DeviceId> = dp.fabric_link_ends().collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// Every shared table, by the address of its allocation, with its index in order of first
 /// use (device order).
 pub(super) fn shared_tables(dp: &Dataplane) -> Vec<usize> {
@@ -282,6 +285,9 @@ pub(super) enum DstKind {
     Local,
     /// Owner of its address on this rack's segment.
     Segment(RackId),
+    /// A host-network pod: its node's own address, which the node delivers (its atom is
+    /// the node's /32).
+    Host,
     /// Neither (a Calico pod whose node lacks its local route).
     Unreachable,
 }
@@ -323,6 +329,7 @@ impl DstClass {
                     DstKind::Unreachable
                 }
             }
+            Attachment::Host => DstKind::Host,
         };
         DstClass::Atom {
             v6,

@@ -39,6 +39,7 @@ use super::model::{
     Rule, Tier, TierAction,
 };
 use crate::model::Labels;
+use crate::model::hash::FastMap;
 
 mod classes;
 mod explain;
@@ -56,6 +57,59 @@ struct TierPlan<'a> {
     tier: Tier,
     fixed: bool,
     policies: Vec<PlannedPolicy<'a>>,
+    /// Indices into `policies` of the policies that may select a pod of any namespace
+    /// (global ones), in evaluation order.
+    global: Vec<usize>,
+    /// Indices into `policies` of the namespaced policies, by namespace, in evaluation order.
+    by_namespace: FastMap<String, Vec<usize>>,
+}
+
+impl<'a> TierPlan<'a> {
+    fn new(tier: Tier, fixed: bool, policies: Vec<PlannedPolicy<'a>>) -> TierPlan<'a> {
+        let mut global = Vec::new();
+        let mut by_namespace: FastMap<String, Vec<usize>> = FastMap::default();
+        for (i, p) in policies.iter().enumerate() {
+            match (p.policy.kind.is_namespaced(), &p.policy.namespace) {
+                (false, _) => global.push(i),
+                (true, Some(ns)) => by_namespace.entry(ns.clone()).or_default().push(i),
+                // A namespaced policy without a namespace selects nothing.
+                (true, None) => {}
+            }
+        }
+        TierPlan {
+            tier,
+            fixed,
+            policies,
+            global,
+            by_namespace,
+        }
+    }
+
+    /// The policies that may select a pod of namespace `ns`, in evaluation order: the global
+    /// ones and `ns`'s own, merged (a namespaced policy never selects a pod of another
+    /// namespace, so the others need not be looked at).
+    fn candidates(&self, ns: &str) -> impl Iterator<Item = &PlannedPolicy<'a>> + '_ {
+        let local = self.by_namespace.get(ns).map_or(&[][..], Vec::as_slice);
+        let (mut i, mut j) = (0, 0);
+        std::iter::from_fn(move || {
+            let next = match (self.global.get(i), local.get(j)) {
+                (Some(&a), Some(&b)) if a < b => {
+                    i += 1;
+                    a
+                }
+                (_, Some(&b)) => {
+                    j += 1;
+                    b
+                }
+                (Some(&a), None) => {
+                    i += 1;
+                    a
+                }
+                (None, None) => return None,
+            };
+            self.policies.get(next)
+        })
+    }
 }
 
 struct PlannedPolicy<'a> {
@@ -98,11 +152,8 @@ impl<'a> Engine<'a> {
                         policy: p,
                     })
                     .collect();
-                TierPlan {
-                    fixed: fixed.contains(&tier.name),
-                    tier,
-                    policies,
-                }
+                let fixed = fixed.contains(&tier.name);
+                TierPlan::new(tier, fixed, policies)
             })
             .collect();
         let namespace_labels = set
@@ -251,7 +302,7 @@ impl<'a> Engine<'a> {
         for t in &self.tiers {
             let mut applied = false;
             let mut passed = false;
-            'policies: for p in &t.policies {
+            'policies: for p in t.candidates(&at.namespace) {
                 let policy = p.policy;
                 if !policy.types.contains(d) || !self.selects(policy, at) {
                     continue;
