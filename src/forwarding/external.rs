@@ -24,7 +24,9 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use super::connect::{Connection, ConnectionVerdict, Denial, Policing, Side, check, connect};
+use super::connect::{
+    Connection, ConnectionVerdict, Denial, Policing, PolicyCheck, Side, check, connect,
+};
 use super::dataplane::Dataplane;
 use super::walk::{Reason, Source, Trace, Verdict, trace};
 use crate::model::topology::DeviceId;
@@ -175,33 +177,11 @@ pub fn connect_in(
     explain: bool,
 ) -> Option<ExternalConnection> {
     let attach = dp.externals().get(external)?.attach;
-    let t = trace(dp, Source::Device(attach), to)?;
-    let mut verdict = match t.verdict {
-        Verdict::Delivered => ConnectionVerdict::Delivered,
-        Verdict::Dropped { reason, at } => ConnectionVerdict::Dropped { reason, at },
-    };
-    let mut ingress = None;
-    if verdict.delivered()
-        && let Some(pol) = policing
-        && let Some(receiver) = pol.endpoint_at(to)
-    {
-        let c = check(
-            pol,
-            Side::Ingress,
-            receiver,
-            Party::address(src),
-            packet,
-            explain,
-        );
-        if !c.outcome.allowed {
-            verdict = ConnectionVerdict::PolicyDenied(Denial {
-                side: Side::Ingress,
-                at: dp.pod_by_ip(to).map_or(attach, |p| p.device),
-                by: c.outcome.by.clone(),
-            });
-        }
-        ingress = Some(c);
-    }
+    let Entered {
+        trace: t,
+        verdict,
+        ingress,
+    } = enter(dp, policing, attach, to, src, packet, explain)?;
     let reply = verdict
         .delivered()
         .then(|| {
@@ -224,6 +204,58 @@ pub fn connect_in(
         snat: None,
         reply_to: src,
         reply,
+    })
+}
+
+/// A packet that enters the fabric at a device: walked from `start` to `to`, then, when it is
+/// delivered to a workload endpoint, that endpoint's ingress policy seeing `seen` as the
+/// source (forwarded traffic: ingress always applies).
+pub(super) struct Entered {
+    pub trace: Trace,
+    pub verdict: ConnectionVerdict,
+    pub ingress: Option<PolicyCheck>,
+}
+
+pub(super) fn enter(
+    dp: &Dataplane,
+    policing: Option<&Policing<'_>>,
+    start: DeviceId,
+    to: IpAddr,
+    seen: IpAddr,
+    packet: &Packet,
+    explain: bool,
+) -> Option<Entered> {
+    let trace = trace(dp, Source::Device(start), to)?;
+    let mut verdict = match trace.verdict {
+        Verdict::Delivered => ConnectionVerdict::Delivered,
+        Verdict::Dropped { reason, at } => ConnectionVerdict::Dropped { reason, at },
+    };
+    let mut ingress = None;
+    if verdict.delivered()
+        && let Some(pol) = policing
+        && let Some(receiver) = pol.endpoint_at(to)
+    {
+        let c = check(
+            pol,
+            Side::Ingress,
+            receiver,
+            Party::address(seen),
+            packet,
+            explain,
+        );
+        if !c.outcome.allowed {
+            verdict = ConnectionVerdict::PolicyDenied(Denial {
+                side: Side::Ingress,
+                at: dp.pod_by_ip(to).map_or(start, |p| p.device),
+                by: c.outcome.by.clone(),
+            });
+        }
+        ingress = Some(c);
+    }
+    Some(Entered {
+        trace,
+        verdict,
+        ingress,
     })
 }
 

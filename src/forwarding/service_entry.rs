@@ -30,14 +30,15 @@
 use std::net::IpAddr;
 
 use super::advertise::{ServiceIpKind, service_ips};
-use super::connect::{ConnectionVerdict, Denial, Policing, PolicyCheck, Side, check};
+use super::connect::{ConnectionVerdict, Policing, PolicyCheck};
 use super::dataplane::Dataplane;
+use super::external::{Entered, enter};
 use super::fib::Origin;
 use super::service::{Dnat, NoBackend, ServiceTable, ServiceView, dnat_with};
 use super::walk::{Hop, Mode, Reason, Source, Step, Trace, Verdict, forward_check, process, trace};
 use crate::model::service::TrafficPolicy;
 use crate::model::topology::{DeviceId, DeviceKind};
-use crate::policy::eval::{Packet, Party};
+use crate::policy::eval::Packet;
 
 /// Where the packet went in, or why it never reached a node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -284,34 +285,12 @@ fn leg(
         seen: seen_from,
         client,
     } = from;
-    let t = trace(dp, Source::Device(node), ip)?;
-    let mut verdict = match t.verdict {
-        Verdict::Delivered => ConnectionVerdict::Delivered,
-        Verdict::Dropped { reason, at } => ConnectionVerdict::Dropped { reason, at },
-    };
-    let mut ingress = None;
-    if verdict.delivered()
-        && let Some(pol) = policing
-        && let Some(receiver) = pol.endpoint_at(ip)
-    {
-        // Forwarded traffic (DNATed in PREROUTING): the endpoint's ingress always applies.
-        let c = check(
-            pol,
-            Side::Ingress,
-            receiver,
-            Party::address(seen_from),
-            packet,
-            explain,
-        );
-        if !c.outcome.allowed {
-            verdict = ConnectionVerdict::PolicyDenied(Denial {
-                side: Side::Ingress,
-                at: dp.pod_by_ip(ip).map_or(node, |p| p.device),
-                by: c.outcome.by.clone(),
-            });
-        }
-        ingress = Some(c);
-    }
+    // Forwarded traffic (DNATed in PREROUTING): the endpoint's ingress always applies.
+    let Entered {
+        trace: t,
+        mut verdict,
+        ingress,
+    } = enter(dp, policing, node, ip, seen_from, packet, explain)?;
     let mut reply = Vec::new();
     if verdict.delivered()
         && let Some(pod) = dp.pod_by_ip(ip)
