@@ -205,16 +205,33 @@ pub fn judge(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), Strin
     for (w, (count, k)) in &failures {
         actual.push_str(&format!("; {count} {w} (e.g. {})", pod_name(snap, *k)));
     }
-    let holds = match c {
-        Check::Reachable { .. } => every == total,
+    let holds = reach_holds(
+        c,
+        (every == total, none == total),
+        reason.map(|why| why.as_str()),
+        failures.keys(),
+    );
+    Ok((holds, expected, actual))
+}
+
+/// Whether a reachability expectation holds: `reachable` when every try delivered every time,
+/// `isolated`/`unreachable` when none ever did and, with a `reason`, every failure (worded
+/// with its reason first) has that reason.
+pub(super) fn reach_holds<'w>(
+    c: &Check,
+    (all_every, all_none): (bool, bool),
+    reason: Option<&str>,
+    failures: impl IntoIterator<Item = &'w String>,
+) -> bool {
+    match c {
+        Check::Reachable { .. } => all_every,
         _ => {
-            none == total
+            all_none
                 && reason.is_none_or(|why| {
                     failures
-                        .keys()
-                        .all(|w| w.split([' ', '(']).next() == Some(why.as_str()))
+                        .into_iter()
+                        .all(|w| w.split([' ', '(']).next() == Some(why))
                 })
         }
-    };
-    Ok((holds, expected, actual))
+    }
 }

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use super::external_expect::reach_holds;
 use super::service_expect::{PortOutcome, service_ports};
 use super::snapshot::Snapshot;
 use crate::forwarding::connect::{ConnectionVerdict, Policing};
@@ -190,16 +191,11 @@ pub fn judge(
     for (w, (count, port)) in &failures {
         actual.push_str(&format!("; {count} {w} (e.g. :{port})"));
     }
-    let holds = match c {
-        Check::Reachable { .. } => every == total,
-        _ => {
-            none == total
-                && reason.is_none_or(|why| {
-                    failures
-                        .keys()
-                        .all(|w| w.split([' ', '(']).next() == Some(why.as_str()))
-                })
-        }
-    };
+    let holds = reach_holds(
+        c,
+        (every == total, none == total),
+        reason.map(|why| why.as_str()),
+        failures.keys(),
+    );
     Ok((holds, expected, actual))
 }
