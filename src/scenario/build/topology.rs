@@ -14,10 +14,11 @@ impl Builder<'_> {
             // The ToR's name was claimed at the rack's `name`; only that claim is re-marked
             // (a name first taken elsewhere keeps its owner).
             let claimed_here = format!("{}.name", self.cx.path());
-            if let Some((_, path)) = self.names.get_mut(&format!("tor-{}", rack.value)) {
-                if *path == claimed_here {
-                    *path = format!("{}{UNBUILT_NODES}", self.cx.path());
-                }
+            let unbuilt = format!("{}{UNBUILT_NODES}", self.cx.path());
+            if let Some((_, path)) = self.names.get_mut(&format!("tor-{}", rack.value))
+                && *path == claimed_here
+            {
+                *path = unbuilt;
             }
         }
         let Some(nodes) = &r.nodes else { return };
