@@ -36,7 +36,7 @@ fn rows_follow_the_cross_product_and_do_not_depend_on_threads() {
     let lines: Vec<&str> = one.lines().collect();
     assert_eq!(
         lines[0],
-        "resources[0].spec.blockSize,resources[1].spec.maxBlocksPerHost,pods,pending,allocFailures,blocks,borrowed,maxRib,maxFib,bgpUpdates,convergenceUs,reachablePairs,podPairs,passed,failed"
+        "resources[0].spec.blockSize,resources[1].spec.maxBlocksPerHost,pods,pending,allocFailures,blocks,borrowed,maxRib,maxFib,bgpUpdates,convergence,reachablePairs,podPairs,passed,failed"
     );
     let variants: Vec<String> = lines[1..]
         .iter()
@@ -47,6 +47,21 @@ fn rows_follow_the_cross_product_and_do_not_depend_on_threads() {
     let cells: Vec<&str> = lines[3].split(',').collect();
     assert_eq!(&cells[2..7], ["40", "8", "8", "2", "0"], "{}", lines[3]);
     assert_eq!(&cells[cells.len() - 2..], ["4", "0"], "{}", lines[3]);
+    // The convergence time is printed as durations are written (a number and a unit, SPEC
+    // §1), never as bare microseconds.
+    let convergence = cells[cells.len() - 5];
+    let digits = convergence.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    assert!(
+        ["s", "ms", "us", "ns"]
+            .iter()
+            .any(|u| convergence.ends_with(u))
+            && !digits.is_empty()
+            && digits
+                .chars()
+                .all(|c| c.is_ascii_digit() || "hm.".contains(c)),
+        "{}",
+        lines[3]
+    );
 }
 
 #[test]
@@ -92,6 +107,13 @@ fn json_rows_carry_the_variant_and_the_verdicts() {
     assert_eq!(rows.as_array().map(Vec::len), Some(1));
     assert_eq!(rows[0]["variant"][0][1], "32");
     assert_eq!(rows[0]["podsPending"], 0);
+    // Programs read microseconds (as report.json's `convergenceTimeUs`); people read the
+    // same time as it is written.
+    let us = rows[0]["convergenceTimeUs"].as_u64().expect("a number");
+    assert_eq!(
+        rows[0]["convergence"],
+        podnet::model::time::SimDuration::from_micros(us).to_string()
+    );
     assert!(
         rows[0]["expectations"]
             .as_array()

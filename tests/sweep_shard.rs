@@ -500,7 +500,7 @@ fn the_default_table_is_compact_and_verbose_has_the_detail() {
             .lines()
             .next()
             .unwrap()
-            .contains("convergenceUs")
+            .contains(" convergence ")
     );
     assert_eq!(
         verbose

@@ -315,6 +315,38 @@ topology:
     );
 }
 
+/// A broken rack subnet is the one error: links naming the rack's ToR or its nodes are not
+/// also refused as unknown devices (the ToR `tor-r1` and node `n1` exist once the subnet is
+/// fixed), while a truly unknown device next to them still is.
+#[test]
+fn a_broken_rack_gives_no_knock_on_errors_in_link_events() {
+    let yaml = "name: t
+topology:
+  zones:
+  - name: zone-a
+    racks:
+    - name: r1
+      subnet: 10.0.0.0/33
+      nodes:
+      - {name: n1}
+    - name: r2
+      subnet: 10.0.1.0/24
+      nodes:
+      - {name: n2}
+events:
+- {at: 1s, linkDown: [tor-r1, spine-zone-a-1]}
+- {at: 2s, linkUp: [n1, tor-r1]}
+- {at: 3s, linkDown: [tor-r1, spine-zone-a-7]}
+";
+    assert_lines(
+        &check(yaml),
+        &[
+            "s.yaml:7:15: topology.zones[0].racks[0].subnet: `10.0.0.0/33` is not a CIDR such as 10.0.0.0/16",
+            "s.yaml:17:31: events[2].linkDown[1]: no device named `spine-zone-a-7`; did you mean `spine-zone-a-1`?",
+        ],
+    );
+}
+
 #[test]
 fn bad_addresses_and_nodes_outside_their_rack() {
     let yaml = "name: t

@@ -35,7 +35,11 @@ pub struct Row {
     pub max_rib_routes: Option<usize>,
     pub max_fib_routes: Option<usize>,
     pub bgp_updates: Option<u64>,
+    /// In microseconds for programs (as report.json's `convergenceTimeUs`, SPEC §6.1).
     pub convergence_time_us: Option<u64>,
+    /// The same time as it is written (`1.5s`, `250ms`), for people reading the JSON.
+    #[serde(default)]
+    pub convergence: Option<String>,
     pub reachable_pairs: u64,
     pub pod_pairs: u64,
     pub expectations_passed: usize,
@@ -268,6 +272,10 @@ fn run_variant(
         max_fib_routes: last.nodes.iter().map(|n| n.fib_routes).max(),
         bgp_updates: last.bgp.as_ref().map(|b| b.updates),
         convergence_time_us: last.bgp.as_ref().map(|b| b.converged_within_us),
+        convergence: last
+            .bgp
+            .as_ref()
+            .map(|b| crate::report::sections::time(b.converged_within_us)),
         reachable_pairs: reach.reachable,
         pod_pairs: reach.pairs,
         variant: variant.to_vec(),
@@ -299,7 +307,7 @@ const COLUMNS: [&str; 13] = [
     "maxRib",
     "maxFib",
     "bgpUpdates",
-    "convergenceUs",
+    "convergence",
     "reachablePairs",
     "podPairs",
     "passed",
@@ -317,7 +325,7 @@ fn cells(r: &Row) -> [String; 13] {
         opt(r.max_rib_routes.map(|v| v.to_string())),
         opt(r.max_fib_routes.map(|v| v.to_string())),
         opt(r.bgp_updates.map(|v| v.to_string())),
-        opt(r.convergence_time_us.map(|v| v.to_string())),
+        opt(r.convergence.clone()),
         r.reachable_pairs.to_string(),
         r.pod_pairs.to_string(),
         r.expectations_passed.to_string(),

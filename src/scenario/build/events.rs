@@ -52,7 +52,7 @@ struct Timeline<'s> {
     rack_index: BTreeMap<&'s str, usize>,
     /// Every node by name: `true` while it exists, `false` once an event deleted it.
     nodes: BTreeMap<String, bool>,
-    /// Nodes declared in a rack that could not be built: their error is reported there, once.
+    /// Nodes (and ToRs) of a rack that could not be built: their error is reported there, once.
     unbuilt: BTreeSet<String>,
     /// Device, zone and rack names and the nodes added so far: an added node's name is new.
     names: BTreeSet<String>,
@@ -390,6 +390,8 @@ impl<'s> Timeline<'s> {
                         ),
                     )
                 }),
+                // A node or ToR of a rack that could not be built: its error is reported there.
+                None if self.unbuilt.contains(&end.value) => {}
                 None => {
                     let hint = cx
                         .suggest(&end.value, topo.devices.iter().map(|d| d.name.as_str()))

@@ -380,7 +380,7 @@ impl Builder<'_> {
         }
     }
 
-    /// The names of nodes declared in racks that could not be built.
+    /// The names of nodes declared in racks that could not be built, and of their ToRs.
     fn unbuilt_nodes(&self) -> BTreeSet<String> {
         self.names
             .iter()

@@ -8,7 +8,19 @@ impl Builder<'_> {
     /// missing or unusable), so that events and expectations naming them are not also
     /// refused as "no node named ...": one broken field gives one error, not knock-ons.
     /// Nothing else about these nodes is checked until the rack is fixed.
+    /// The rack's ToR is not built either, and is marked the same way.
     pub(super) fn claim_unbuilt_nodes(&mut self, r: &RawRack) {
+        if let Some(rack) = &r.name {
+            // The ToR's name was claimed at the rack's `name`; only that claim is re-marked
+            // (a name first taken elsewhere keeps its owner).
+            let claimed_here = format!("{}.name", self.cx.path());
+            let unbuilt = format!("{}{UNBUILT_NODES}", self.cx.path());
+            if let Some((_, path)) = self.names.get_mut(&format!("tor-{}", rack.value))
+                && *path == claimed_here
+            {
+                *path = unbuilt;
+            }
+        }
         let Some(nodes) = &r.nodes else { return };
         for n in &nodes.value {
             let n = &n.value;
