@@ -112,21 +112,15 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
 /// policy runs one per sender class and receiver group) prepare it once.
 pub struct Prepared {
     atoms: Atoms,
-    /// Per device, its profile and own routes (`None`: walked alone, or not a node).
-    profiles: Vec<Option<(Profile, Vec<IpNet>)>>,
+    /// Per device, its profile id and the atoms it is special to.
+    shapes: Vec<Shape>,
 }
 
 impl Prepared {
     pub fn new(dp: &Dataplane) -> Prepared {
-        let shared_index = shared_tables(dp);
-        let linked = linked_devices(dp);
-        let profiles = (0..dp.devices.len())
-            .map(|i| profile(dp, DeviceId(i as u32), &shared_index, &linked))
-            .collect();
-        Prepared {
-            atoms: Atoms::new(dp),
-            profiles,
-        }
+        let atoms = Atoms::new(dp);
+        let shapes = Shape::all(dp, &atoms);
+        Prepared { atoms, shapes }
     }
 }
 
@@ -179,7 +173,7 @@ pub fn reachability_in(
         }
     }
     let dest_atoms: Vec<AtomId> = by_atom.iter().map(|(a, _)| *a).collect();
-    let plan = Plan::new(dp, atoms, &prep.profiles, &sources, &dest_atoms);
+    let plan = Plan::new(dp, &prep.shapes, &sources, &dest_atoms);
     let cx = Cx {
         dp,
         atoms,
@@ -587,7 +581,7 @@ pub(crate) mod tests {
         dest_atoms.sort_unstable();
         dest_atoms.dedup();
         let prep = Prepared::new(&dp);
-        let plan = Plan::new(&dp, &atoms, &prep.profiles, &sources, &dest_atoms);
+        let plan = Plan::new(&dp, &prep.shapes, &sources, &dest_atoms);
         let sizes: Vec<usize> = plan.cohorts.iter().map(|c| c.members.len()).collect();
         assert_eq!(sizes, vec![4, 3]);
         let rack_a0 = plan.cohort_of(n1).expect("a cohort");

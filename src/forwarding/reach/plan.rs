@@ -99,11 +99,10 @@ pub(super) struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    /// `profiles`: per device, [`profile`]'s answer (prepared once per dataplane).
+    /// `shapes`: per device, what [`Shape::all`] prepared once per dataplane.
     pub(super) fn new(
         dp: &Dataplane,
-        atoms: &Atoms,
-        profiles: &[Option<(Profile, Vec<IpNet>)>],
+        shapes: &[Shape],
         sources: &'a BTreeMap<SrcClass, Vec<PodKey>>,
         dest_atoms: &[AtomId],
     ) -> Plan<'a> {
@@ -122,25 +121,14 @@ impl<'a> Plan<'a> {
                 _ => others.push((*src, members.as_slice())),
             }
         }
-        let mut device_addresses: Vec<IpAddr> = dp.devices.iter().map(|d| d.address).collect();
-        device_addresses.sort_unstable();
-        let covers_a_device = |p: &IpNet| {
-            let i = device_addresses.partition_point(|a| *a < p.network());
-            device_addresses.get(i).is_some_and(|a| p.contains(a))
-        };
 
-        // Profiles, and each regular node's own routes (its FIB entries that are not its
-        // connected and static routes).
-        let mut by_profile: BTreeMap<Profile, Vec<DeviceId>> = BTreeMap::new();
-        let mut own_routes: Vec<Vec<IpNet>> = vec![Vec::new(); n];
+        // Source nodes by profile id; a node without one is walked alone.
+        let mut by_profile: BTreeMap<u32, Vec<DeviceId>> = BTreeMap::new();
         let mut lone: Vec<DeviceId> = Vec::new();
         for &d in &nodes {
-            match profiles.get(d.index()).and_then(Option::as_ref) {
-                Some((profile, own)) if !own.iter().any(&covers_a_device) => {
-                    own_routes[d.index()] = own.clone();
-                    by_profile.entry(profile.clone()).or_default().push(d);
-                }
-                _ => lone.push(d),
+            match shapes.get(d.index()).and_then(|s| s.profile) {
+                Some(id) => by_profile.entry(id).or_default().push(d),
+                None => lone.push(d),
             }
         }
         let mut groups: Vec<Vec<DeviceId>> = by_profile.into_values().collect();
@@ -159,12 +147,8 @@ impl<'a> Plan<'a> {
                     continue;
                 }
                 // The atoms its own routes touch, and the atom of its address.
-                let address = dp.devices[d.index()].address;
-                let mut touched = own_routes[d.index()].clone();
-                touched.push(IpNet::from(address));
-                for p in touched {
-                    let lo = atoms.atom_of(p.network());
-                    let hi = atoms.atom_of(p.broadcast());
+                let touched = shapes.get(d.index()).map_or(&[][..], |s| &s.touched[..]);
+                for &(lo, hi) in touched {
                     let from = dest_atoms.partition_point(|a| *a < lo);
                     let to = dest_atoms.partition_point(|a| *a <= hi);
                     special.extend((from..to).map(|i| (i, ci as u32, d)));
@@ -209,6 +193,57 @@ impl<'a> Plan<'a> {
 
     pub(super) fn pods_of(&self, device: DeviceId) -> &'a [PodKey] {
         self.pods.get(device.index()).copied().unwrap_or(&[])
+    }
+}
+
+/// What [`Plan::new`] needs of a device, whatever the sources: prepared once per dataplane,
+/// so that a plan for any subset of the sources groups nodes by an id instead of comparing
+/// their profiles.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Shape {
+    /// The id of its [`Profile`] (equal ids, equal profiles); `None` when the node is walked
+    /// alone for every atom: no profile, or an own route that covers a device address.
+    pub(super) profile: Option<u32>,
+    /// The atom ranges (first, last) its own routes and its address touch (empty without a
+    /// profile id).
+    pub(super) touched: Vec<(AtomId, AtomId)>,
+}
+
+impl Shape {
+    /// Every device's shape, by device index.
+    pub(super) fn all(dp: &Dataplane, atoms: &Atoms) -> Vec<Shape> {
+        let shared_index = shared_tables(dp);
+        let linked = linked_devices(dp);
+        let mut device_addresses: Vec<IpAddr> = dp.devices.iter().map(|d| d.address).collect();
+        device_addresses.sort_unstable();
+        let covers_a_device = |p: &IpNet| {
+            let i = device_addresses.partition_point(|a| *a < p.network());
+            device_addresses.get(i).is_some_and(|a| p.contains(a))
+        };
+        let mut ids: BTreeMap<Profile, u32> = BTreeMap::new();
+        (0..dp.devices.len())
+            .map(|i| {
+                let device = DeviceId(i as u32);
+                let Some((profile, own)) = profile(dp, device, &shared_index, &linked) else {
+                    return Shape::default();
+                };
+                if own.iter().any(covers_a_device) {
+                    return Shape::default();
+                }
+                let next = ids.len() as u32;
+                let id = *ids.entry(profile).or_insert(next);
+                let address = IpNet::from(dp.devices[i].address);
+                let touched = own
+                    .iter()
+                    .chain(std::iter::once(&address))
+                    .map(|p| (atoms.atom_of(p.network()), atoms.atom_of(p.broadcast())))
+                    .collect();
+                Shape {
+                    profile: Some(id),
+                    touched,
+                }
+            })
+            .collect()
     }
 }
 
