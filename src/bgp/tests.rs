@@ -25,6 +25,29 @@ struct RackSpec {
     node_bgp: fn(rack: usize, node: usize) -> NodeBgp,
 }
 
+/// Node 0 of each rack reflects, in cluster 1.1.1.1.
+fn first_reflects(_: usize, i: usize) -> NodeBgp {
+    NodeBgp {
+        route_reflector_cluster_id: (i == 0).then(|| Ipv4Addr::new(1, 1, 1, 1)),
+        ..NodeBgp::default()
+    }
+}
+
+/// Nodes 0 and 1 of each rack reflect, in clusters 1.1.1.1 and 1.1.1.2.
+fn two_clusters(_: usize, i: usize) -> NodeBgp {
+    NodeBgp {
+        route_reflector_cluster_id: (i < 2).then(|| Ipv4Addr::new(1, 1, 1, 1 + i as u8)),
+        ..NodeBgp::default()
+    }
+}
+
+/// The BGPPeer `to-rr`: every node peers with every node labelled `route-reflector`.
+fn to_reflectors() -> Peer {
+    let mut to_rr = Peer::named("to-rr");
+    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    to_rr
+}
+
 fn plain(_: usize, _: usize) -> NodeBgp {
     NodeBgp::default()
 }
@@ -333,8 +356,7 @@ fn reflected(nodes: usize, same_cluster: bool) -> Net {
         }],
         false,
     );
-    let mut to_rr = Peer::named("to-rr");
-    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let to_rr = to_reflectors();
     Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird)
 }
 
@@ -510,10 +532,7 @@ fn two_clusters_reflect_through_each_other_without_loops() {
     let t = topology(
         &[RackSpec {
             nodes: 4,
-            node_bgp: |_, i| NodeBgp {
-                route_reflector_cluster_id: (i < 2).then(|| Ipv4Addr::new(1, 1, 1, 1 + i as u8)),
-                ..NodeBgp::default()
-            },
+            node_bgp: two_clusters,
         }],
         false,
     );
@@ -764,15 +783,11 @@ fn a_reflector_owning_the_block_does_not_reflect_a_borrowed_address_inside_it() 
     let t = topology(
         &[RackSpec {
             nodes: 3,
-            node_bgp: |_, i| NodeBgp {
-                route_reflector_cluster_id: (i == 0).then(|| Ipv4Addr::new(1, 1, 1, 1)),
-                ..NodeBgp::default()
-            },
+            node_bgp: first_reflects,
         }],
         false,
     );
-    let mut to_rr = Peer::named("to-rr");
-    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let to_rr = to_reflectors();
     let mut net = Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird);
     net.originate("r0n0", "10.244.0.0/26");
     net.originate("r0n1", "10.244.0.5/32");
@@ -1086,8 +1101,7 @@ fn scale_5000_nodes_3_reflectors() {
         .collect();
     let t = topology(&racks, false);
     let clock = std::time::Instant::now();
-    let mut to_rr = Peer::named("to-rr");
-    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let to_rr = to_reflectors();
     let mut net = Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird);
     net.engine.set_log_options(LogOptions {
         updates: false,

@@ -124,15 +124,11 @@ fn a_router_peer_without_add_path_gets_the_best_path_only() {
     let t = topology(
         &[RackSpec {
             nodes: 4,
-            node_bgp: |_, i| NodeBgp {
-                route_reflector_cluster_id: (i < 2).then(|| Ipv4Addr::new(1, 1, 1, 1 + i as u8)),
-                ..NodeBgp::default()
-            },
+            node_bgp: two_clusters,
         }],
         true,
     );
-    let mut to_rr = Peer::named("to-rr");
-    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let to_rr = to_reflectors();
     let mut tor = Peer::named("r0n0-to-tor");
     tor.node = Some("r0n0".into());
     tor.peer_ip = Some(ip("10.0.0.1"));

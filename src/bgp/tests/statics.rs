@@ -26,15 +26,11 @@ fn a_reflector_passes_on_service_routes_inside_its_own_service_cidr() {
     let t = topology(
         &[RackSpec {
             nodes: 3,
-            node_bgp: |_, i| NodeBgp {
-                route_reflector_cluster_id: (i == 0).then(|| Ipv4Addr::new(1, 1, 1, 1)),
-                ..NodeBgp::default()
-            },
+            node_bgp: first_reflects,
         }],
         false,
     );
-    let mut to_rr = Peer::named("to-rr");
-    to_rr.peer_selector = Some(Selector::parse("has(route-reflector)").unwrap());
+    let to_rr = to_reflectors();
     let mut net = Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird);
     net.originate_static("r0n1", "10.96.0.10/32");
     net.settle();
