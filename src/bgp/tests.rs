@@ -48,6 +48,19 @@ fn to_reflectors() -> Peer {
     to_rr
 }
 
+/// One rack of `nodes` nodes without the mesh, node 0 reflecting for the others (cluster
+/// 1.1.1.1) through the BGPPeer `to-rr`, with Calico's BIRD timers.
+fn one_reflector_net(nodes: usize) -> Net {
+    let t = topology(
+        &[RackSpec {
+            nodes,
+            node_bgp: first_reflects,
+        }],
+        false,
+    );
+    Net::new(t, &no_mesh(), &[to_reflectors()], TimerProfile::CalicoBird)
+}
+
 fn plain(_: usize, _: usize) -> NodeBgp {
     NodeBgp::default()
 }
@@ -780,15 +793,7 @@ fn a_borrowed_address_is_exported_by_the_borrower_and_the_owner_keeps_its_block(
 #[test]
 fn a_reflector_owning_the_block_does_not_reflect_a_borrowed_address_inside_it() {
     // REFERENCE §4.3 "derived": r0n0 reflects, owns 10.244.0.0/26; r0n1 borrowed .5 from it.
-    let t = topology(
-        &[RackSpec {
-            nodes: 3,
-            node_bgp: first_reflects,
-        }],
-        false,
-    );
-    let to_rr = to_reflectors();
-    let mut net = Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird);
+    let mut net = one_reflector_net(3);
     net.originate("r0n0", "10.244.0.0/26");
     net.originate("r0n1", "10.244.0.5/32");
     net.settle();

@@ -23,15 +23,7 @@ impl Net {
 fn a_reflector_passes_on_service_routes_inside_its_own_service_cidr() {
     // r0n0 reflects for r0n1 and r0n2 (cluster 1.1.1.1, no mesh). Every node originates the
     // cluster IP CIDR; r0n1 alone a Local Service's /32.
-    let t = topology(
-        &[RackSpec {
-            nodes: 3,
-            node_bgp: first_reflects,
-        }],
-        false,
-    );
-    let to_rr = to_reflectors();
-    let mut net = Net::new(t, &no_mesh(), &[to_rr], TimerProfile::CalicoBird);
+    let mut net = one_reflector_net(3);
     net.originate_static("r0n1", "10.96.0.10/32");
     net.settle();
     // The reflector has no static route yet: 10.96.0.10/32 is in no pool, so its export
