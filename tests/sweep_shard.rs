@@ -223,6 +223,14 @@ fn check(schema: &Value, root: &Value, v: &Value, at: &str, errors: &mut Vec<Str
                     && s.chars().next().is_none_or(|c| c.is_ascii_alphanumeric())
                     && s.chars().last().is_none_or(|c| c.is_ascii_alphanumeric())
             }
+            // KeyToPath.path: "may not be an absolute path; may not contain the path
+            // element '..'; may not start with the string '..'".
+            "relative-path" => {
+                !s.is_empty()
+                    && !s.starts_with('/')
+                    && !s.starts_with("..")
+                    && !s.split('/').any(|e| e == "..")
+            }
             other => panic!("format {other} not supported"),
         };
         if !ok {
@@ -430,6 +438,131 @@ fn without_a_claim_the_rows_go_to_the_pod_log() {
             .len(),
         1
     );
+}
+
+/// A scenario spread over files: `include:` below its folder and `manifests:` in a sibling
+/// folder (`../manifests/`). The ConfigMap must hold all three files and the volume's items
+/// must put them back where the scenario's relative paths look, under the folder the three
+/// have in common (`tree/`), since a key-to-path may not climb with `..`.
+#[test]
+fn the_job_carries_every_file_the_scenario_reads() {
+    let tree = temp_dir("job-tree");
+    let here = tree.join("scenarios");
+    std::fs::create_dir_all(here.join("parts")).unwrap();
+    std::fs::create_dir_all(tree.join("manifests")).unwrap();
+    let block_limit = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/block-limit.yaml"),
+    )
+    .unwrap();
+    // block-limit with its two resources moved out: the pool into a manifest file, the
+    // IPAM settings into an include. The expectations are block-limit's, unchanged.
+    let (head, rest) = block_limit.split_once("resources:\n").unwrap();
+    let (resources, tail) = rest.split_once("\nworkloads:").unwrap();
+    let (pool, ipam) = resources
+        .split_once("- apiVersion: projectcalico.org/v3\n  kind: IPAMConfiguration")
+        .unwrap();
+    let main =
+        format!("{head}include: [parts/ipam.yaml]\nmanifests: [../manifests/]\n\nworkloads:{tail}");
+    let scenario = common::write(&here, "limit.yaml", &main);
+    common::write(
+        &here.join("parts"),
+        "ipam.yaml",
+        &format!(
+            "resources:\n- apiVersion: projectcalico.org/v3\n  kind: IPAMConfiguration{ipam}\n"
+        ),
+    );
+    let pool = pool.trim_start_matches("- ").replace("\n  ", "\n");
+    common::write(&tree.join("manifests"), "pool.yaml", &pool);
+    let sweep = ["sweep", &scenario, "--set", "workloads[0].replicas=30,40"];
+    let local = podnet(&sweep);
+    // At 30 replicas all fit in the two /28 blocks (32 addresses), so block-limit's
+    // `pending: 8` fails: exit 1, and the merge must say the same.
+    assert_eq!(local.code, 1, "{}", local.stderr);
+
+    let out = podnet(&[&sweep[..], &["--emit-job", "--shards", "2"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let m: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(validate(&m), Vec::<String>::new());
+    let (config, job) = (&m["items"][0], &m["items"][1]);
+    let pod = &job["spec"]["template"]["spec"];
+    let items = pod["volumes"][0]["configMap"]["items"].as_array().unwrap();
+    let mut paths: Vec<&str> = items.iter().map(|i| i["path"].as_str().unwrap()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "manifests/pool.yaml",
+            "scenarios/limit.yaml",
+            "scenarios/parts/ipam.yaml"
+        ]
+    );
+    let args = pod["containers"][0]["args"].as_array().unwrap();
+    assert_eq!(args[1], "/scenario/scenarios/limit.yaml");
+
+    // What the pods see: each key's text at its item path under the mount. Run the shards
+    // there; merged, they are the sweep of the original files.
+    let mount = temp_dir("job-mount");
+    for item in items {
+        let file = mount.join(item["path"].as_str().unwrap());
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let text = config["data"][item["key"].as_str().unwrap()]
+            .as_str()
+            .unwrap();
+        std::fs::write(&file, text).unwrap();
+    }
+    let mut shards = Vec::new();
+    for i in 0..2 {
+        let file = mount.join(format!("shard-{i}.json")).display().to_string();
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| {
+                let a = a.as_str().unwrap();
+                match a.strip_prefix("/scenario/") {
+                    Some(rest) => mount.join(rest).display().to_string(),
+                    None => a.replace("$(JOB_COMPLETION_INDEX)", &i.to_string()),
+                }
+            })
+            .chain(["--out".to_string(), file.clone()])
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let shard = podnet(&args);
+        assert_eq!(shard.code, 0, "{}", shard.stderr);
+        shards.push(file);
+    }
+    let mut merge = vec!["sweep", "merge"];
+    merge.extend(shards.iter().map(String::as_str));
+    let merged = podnet(&merge);
+    assert_eq!(merged.stdout, local.stdout);
+    assert_eq!(merged.code, local.code);
+    let _ = std::fs::remove_dir_all(&tree);
+    let _ = std::fs::remove_dir_all(&mount);
+}
+
+/// More than a ConfigMap holds is refused, naming the limit.
+#[test]
+fn files_beyond_one_configmap_are_refused() {
+    let dir = temp_dir("job-big");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/block-limit.yaml"),
+    )
+    .unwrap();
+    // A YAML comment of 1.1 MB keeps the scenario valid and over the limit.
+    let big = format!("{text}\n# {}\n", "x".repeat(1_100_000));
+    let scenario = common::write(&dir, "big.yaml", &big);
+    let out = podnet(&[
+        "sweep",
+        &scenario,
+        "--set",
+        "workloads[0].replicas=30,40",
+        "--emit-job",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("one ConfigMap holds at most 1048576"),
+        "{}",
+        out.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The default table is compact: the varied fields, Pending pods, allocation failures,

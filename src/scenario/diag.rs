@@ -165,6 +165,11 @@ impl SourceMap {
     pub fn path(&self, file: FileId) -> Option<&Path> {
         self.files.get(file.0 as usize).map(PathBuf::as_path)
     }
+
+    /// Every file opened, in the order it was opened (`--set` included when given).
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.files.iter().map(PathBuf::as_path)
+    }
 }
 
 /// The outcome of loading a scenario that failed: every problem found, warnings included,
