@@ -8,9 +8,12 @@
 #   scripts/bench.sh rr-5000 mesh-1000  # run the named sizes only
 #   scripts/bench.sh --runs 1 --commands check rr-1000
 #
-# Options: --runs N (default 3; the table shows the median of N), --commands check,run
-# (default both; `run` writes its output folder, with the default `--events` level, into a
-# temporary folder and the table shows the size of its events.jsonl).
+# Options: --runs N (default 3; the table shows the median of N), --commands check,run,diff
+# (default check,run; `run` writes its output folder, with the default `--events` level, into a
+# temporary folder and the table shows the size of its events.jsonl; `diff` (issue #15) compares
+# the scenario with itself scaled down by 1 % — `--set workloads[0].replicas=99 %` — with
+# `--fail-on none`, so it exits 0 unless the input is invalid; its target is about the time of
+# two `check`s).
 #
 # Sizes: route reflectors (mesh off, 3 reflectors, 30 pods per node) at 1,000 / 2,000 / 5,000
 # nodes and a full node-to-node mesh at 250 / 500 / 1,000 nodes. Every scenario is 5 zones of
@@ -212,7 +215,7 @@ while (($# > 0)); do
     --generate) generate_only=true ;;
     --runs) runs=$2; shift ;;
     --commands) commands=$2; shift ;;
-    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) wanted+=("$1") ;;
   esac
   shift
@@ -262,7 +265,11 @@ for name in "${selected[@]}"; do
       case $command in
         check) args=(check "$file") ;;
         run) args=(run "$file" --out "$work/out" --quiet) ;;
-        *) echo "bench.sh: unknown command $command (check, run)" >&2; exit 2 ;;
+        diff)
+          first=$(awk -F'replicas: ' '/replicas:/ {sub(/[^0-9].*/, "", $2); print $2; exit}' "$file")
+          args=(diff "$file" --set "workloads[0].replicas=$((first * 99 / 100))" --fail-on none)
+          ;;
+        *) echo "bench.sh: unknown command $command (check, run, diff)" >&2; exit 2 ;;
       esac
       /usr/bin/time -f '%e %M' -o "$work/time" "$podnet" "${args[@]}" >"$work/log" 2>&1 || status=FAIL
       cat "$work/time" >>"$work/times"
