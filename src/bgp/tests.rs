@@ -65,6 +65,17 @@ fn plain(_: usize, _: usize) -> NodeBgp {
     NodeBgp::default()
 }
 
+/// One rack of `nodes` plain nodes (no reflectors) and a fabric that does not speak BGP.
+fn one_rack(nodes: usize) -> Topology {
+    topology(
+        &[RackSpec {
+            nodes,
+            node_bgp: plain,
+        }],
+        false,
+    )
+}
+
 /// One zone of racks `r0, r1, ...` (subnet 10.<r>.0.0/24, gateway .1, nodes `r<r>n<i>` at
 /// .10 + i, ToR AS 65101 + r), one spine (AS 65100, loopback 100.127.0.2).
 fn topology(racks: &[RackSpec], fabric_bgp: bool) -> Topology {
@@ -275,13 +286,7 @@ fn block(r: usize, i: usize) -> String {
 #[test]
 fn a_mesh_of_n_nodes_has_n_choose_2_sessions_and_converges() {
     for n in [2usize, 5, 8] {
-        let t = topology(
-            &[RackSpec {
-                nodes: n,
-                node_bgp: plain,
-            }],
-            false,
-        );
+        let t = one_rack(n);
         let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
         assert_eq!(net.engine.sessions().count(), n * (n - 1) / 2);
         for i in 0..n {
@@ -316,13 +321,7 @@ fn a_mesh_of_n_nodes_has_n_choose_2_sessions_and_converges() {
 
 #[test]
 fn changes_decided_in_one_instant_leave_in_one_update_per_peer() {
-    let t = topology(
-        &[RackSpec {
-            nodes: 3,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(3);
     let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
     net.run_until(secs(5));
     let before = net.engine.total_updates();
@@ -717,13 +716,7 @@ fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
             secs(10) + SimDuration::from_millis(1500),
         ),
     ] {
-        let t = topology(
-            &[RackSpec {
-                nodes: 3,
-                node_bgp: plain,
-            }],
-            false,
-        );
+        let t = one_rack(3);
         let s = BgpSettings { bfd, ..settings() };
         let mut net = Net::with(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird, s);
         net.originate("r0n2", "10.244.2.0/26");
@@ -771,13 +764,7 @@ fn a_crashed_peer_is_detected_after_the_hold_time_or_bfd() {
 
 #[test]
 fn a_borrowed_address_is_exported_by_the_borrower_and_the_owner_keeps_its_block() {
-    let t = topology(
-        &[RackSpec {
-            nodes: 3,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(3);
     let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
     net.originate("r0n0", "10.244.0.0/26");
     net.originate("r0n1", "10.244.0.64/26");
@@ -964,13 +951,7 @@ fn a_busy_reflector_processes_one_message_at_a_time() {
 
 #[test]
 fn mrai_holds_announcements_but_not_withdrawals() {
-    let t = topology(
-        &[RackSpec {
-            nodes: 2,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(2);
     let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::Rfc4271);
     net.run_until(secs(1));
     net.originate("r0n0", "10.244.0.0/26");
@@ -1186,13 +1167,7 @@ fn bird_jitters_its_timers_and_hold_counts_from_the_last_keepalive() {
     // E + 60s and E + 120s (< the crash at 130s), arriving 20us later. The hold timer, armed
     // at 240s × 0.75 = 180s after that last KEEPALIVE, expires at E + 300s + 20us =
     // 301.50006s — not at 130s + 240s.
-    let t = topology(
-        &[RackSpec {
-            nodes: 2,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(2);
     let peering = plan(&t, &BgpConfig::default(), &[], true);
     let mut engine = BgpEngine::new(
         &t,
@@ -1251,13 +1226,7 @@ fn frr_uses_exact_timers_and_detects_hold_after_the_last_keepalive() {
     // frr-datacenter: hold 9s, keepalive 3s, no connect delay, no jitter. E = 40us; r0n1's
     // KEEPALIVEs leave at E + 3s, 6s, 9s (< the crash at 10s) and the last arrives at
     // 9.00006s: detection at 18.00006s, not at 10s + 9s.
-    let t = topology(
-        &[RackSpec {
-            nodes: 2,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(2);
     let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::FrrDatacenter);
     net.originate("r0n1", "10.244.1.0/26");
     net.run_until(secs(10));

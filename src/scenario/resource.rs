@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use super::decode::Cx;
 use super::diag::Pos;
+use super::kinds::seq_items;
 use super::yaml::{Value, YamlNode};
 
 /// One resource, with where it came from.
@@ -48,32 +49,7 @@ impl Resource {
                 cx.error(node.pos, "missing required field `metadata.name`");
                 None
             }
-            Some(m) => match m.get("name") {
-                Some(YamlNode {
-                    value: Value::Str(s),
-                    ..
-                }) if !s.is_empty() => Some(s.clone()),
-                Some(other) => {
-                    cx.at_key("metadata", |cx| {
-                        cx.at_key("name", |cx| {
-                            cx.error(
-                                other.pos,
-                                format!(
-                                    "expected a non-empty string, found {}",
-                                    other.value.kind_name()
-                                ),
-                            )
-                        })
-                    });
-                    None
-                }
-                None => {
-                    cx.at_key("metadata", |cx| {
-                        cx.error(m.pos, "missing required field `name`")
-                    });
-                    None
-                }
-            },
+            Some(m) => cx.at_key("metadata", |cx| required_string(m, "name", cx)),
         };
         let namespace = metadata
             .and_then(|m| m.get("namespace"))
@@ -103,6 +79,59 @@ impl Resource {
             }
         }
         node.pos
+    }
+
+    /// Reports a problem at `keys` (and list `item`) of this resource, under its path: at the
+    /// value written there or, if it is missing, at its nearest written parent.
+    pub(crate) fn report(
+        &self,
+        cx: &mut Cx,
+        keys: &[&str],
+        item: Option<usize>,
+        error: bool,
+        message: String,
+    ) {
+        let mut node = &self.body;
+        let mut depth = 0;
+        for key in keys {
+            match node.get(key) {
+                Some(child) => {
+                    node = child;
+                    depth += 1;
+                }
+                None => break,
+            }
+        }
+        let item_node = item
+            .filter(|_| depth == keys.len())
+            .and_then(|i| seq_items(node).and_then(|items| items.get(i)));
+        let pos = item_node.map_or(node.pos, |n| n.pos);
+        let emit = |cx: &mut Cx| {
+            if error {
+                cx.error(pos, message);
+            } else {
+                cx.warning(pos, message);
+            }
+        };
+        cx.with_path_prefix(&self.path, |cx| {
+            at_keys(cx, keys, |cx| match item {
+                Some(i) => cx.at_index(i, emit),
+                None => emit(cx),
+            })
+        });
+    }
+
+    /// An error at `keys` of this resource (`report` for the common case).
+    pub(crate) fn error_at(&self, cx: &mut Cx, keys: &[&str], message: String) {
+        self.report(cx, keys, None, true, message);
+    }
+}
+
+/// Runs `f` with every key of `keys` appended to the path, in order.
+pub(crate) fn at_keys<R>(cx: &mut Cx, keys: &[&str], f: impl FnOnce(&mut Cx) -> R) -> R {
+    match keys.split_first() {
+        None => f(cx),
+        Some((key, rest)) => cx.at_key(key, |cx| at_keys(cx, rest, f)),
     }
 }
 
@@ -185,21 +214,16 @@ pub fn check_unique(resources: &[Resource], cx: &mut Cx) {
         let key = (r.kind.as_str(), r.namespace.as_deref(), r.name.as_str());
         let pos = r.locate(&["metadata", "name"]);
         if let Some(first) = seen.get(&key) {
-            cx.with_path_prefix(&r.path, |cx| {
-                cx.at_key("metadata", |cx| {
-                    cx.at_key("name", |cx| {
-                        cx.error(
-                            pos,
-                            format!(
-                                "{} `{}` is already defined ({})",
-                                r.kind,
-                                r.name,
-                                first.place()
-                            ),
-                        )
-                    })
-                })
-            });
+            r.error_at(
+                cx,
+                &["metadata", "name"],
+                format!(
+                    "{} `{}` is already defined ({})",
+                    r.kind,
+                    r.name,
+                    first.place()
+                ),
+            );
         } else {
             seen.insert(key, pos);
         }

@@ -436,7 +436,6 @@ pub(super) fn check_cluster_ips(
         let Some(ResourceSpec::Service(s)) = spec else {
             continue;
         };
-        let pos = r.locate(&["spec", "clusterIP"]);
         let mut problem = None;
         match s.cluster_ip {
             ClusterIpSpec::Fixed(ip) => {
@@ -467,11 +466,7 @@ pub(super) fn check_cluster_ips(
             }
         }
         if let Some(message) = problem {
-            cx.with_path_prefix(&r.path, |cx| {
-                cx.at_key("spec", |cx| {
-                    cx.at_key("clusterIP", |cx| cx.error(pos, message))
-                })
-            });
+            r.error_at(cx, &["spec", "clusterIP"], message);
         }
     }
 }

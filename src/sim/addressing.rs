@@ -292,7 +292,7 @@ impl Addressing {
     pub fn apply(&mut self, spec: &ResourceSpec) -> Option<String> {
         match (self, spec) {
             (Addressing::Calico(ipam), ResourceSpec::IpPool(p)) => {
-                ipam.upsert_pool(p.clone()).err()
+                ipam.upsert_pool(p.clone()).err().map(|e| e.to_string())
             }
             (Addressing::Calico(ipam), ResourceSpec::IpamConfig(c)) => {
                 ipam.set_config(c.clone());

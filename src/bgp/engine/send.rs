@@ -70,6 +70,33 @@ impl BgpEngine {
         })
     }
 
+    /// What `s` last advertised for `p` and what it would advertise now, or `None` when the
+    /// two are the same (no peer can see a difference).
+    fn advertisement_change(
+        &self,
+        s: SpeakerId,
+        p: PrefixId,
+    ) -> Option<(Option<Advertised>, Option<Advertised>)> {
+        let old = self.rt[s.index()]
+            .rib
+            .destinations
+            .get(&p)
+            .and_then(|d| d.advertised.as_deref().cloned());
+        let new = self.current_advertisement(s, p, old.as_ref());
+        (!Advertised::same(&old, &new)).then_some((old, new))
+    }
+
+    /// The session lists either version of an advertisement can go to: those that must
+    /// hear of a change between them.
+    fn visit_mask_of_both(
+        &self,
+        s: SpeakerId,
+        old: &Option<Advertised>,
+        new: &Option<Advertised>,
+    ) -> u8 {
+        self.visit_mask(s, old.as_ref()) | self.visit_mask(s, new.as_ref())
+    }
+
     /// Which of the speaker's session lists a route learned from `source` can go to.
     fn reach(&self, s: SpeakerId, source: RouteSource) -> u8 {
         match self.class_of(s, source) {
@@ -126,17 +153,10 @@ impl BgpEngine {
             self.forget_advertised(s, p);
             return;
         }
-        let old = self.rt[s.index()]
-            .rib
-            .destinations
-            .get(&p)
-            .and_then(|d| d.advertised.as_deref().cloned());
-        let new = self.current_advertisement(s, p, old.as_ref());
-        if Advertised::same(&old, &new) {
+        let Some((old, new)) = self.advertisement_change(s, p) else {
             return;
-        }
-        let mask = self.visit_mask(s, old.as_ref()) | self.visit_mask(s, new.as_ref());
-        if self.masked_lists(s, mask) == 0 {
+        };
+        if self.masked_lists(s, self.visit_mask_of_both(s, &old, &new)) == 0 {
             // No session could see either version: every peer's view is "nothing" before
             // and after, which `None` records without keeping a copy.
             self.forget_advertised(s, p);
@@ -336,15 +356,9 @@ impl BgpEngine {
         let mut batches = Batches::default();
         for p in dirty {
             batches.next_prefix();
-            let old = self.rt[s.index()]
-                .rib
-                .destinations
-                .get(&p)
-                .and_then(|d| d.advertised.as_deref().cloned());
-            let new = self.current_advertisement(s, p, old.as_ref());
-            if Advertised::same(&old, &new) {
+            let Some((old, new)) = self.advertisement_change(s, p) else {
                 continue;
-            }
+            };
             {
                 let nowhere = self.masked_lists(s, self.visit_mask(s, new.as_ref())) == 0;
                 let rib = &mut self.rt[s.index()].rib;
@@ -358,10 +372,7 @@ impl BgpEngine {
                     rib.destinations.remove(&p);
                 }
             }
-            let mask = self.masked_lists(
-                s,
-                self.visit_mask(s, old.as_ref()) | self.visit_mask(s, new.as_ref()),
-            );
+            let mask = self.masked_lists(s, self.visit_mask_of_both(s, &old, &new));
             let r = &self.rt[s.index()];
             let lists: [(u8, &Vec<SessionId>); 3] = [
                 (VISIT_EBGP, &r.ebgp),

@@ -217,13 +217,7 @@ fn withdrawing_one_path_withdraws_only_that_path() {
 fn a_mesh_sends_one_path_per_prefix_as_before() {
     // In a full mesh nobody passes on what it learned (iBGP split horizon), so ADD-PATH
     // changes nothing: each node has one candidate per other node's block.
-    let t = topology(
-        &[RackSpec {
-            nodes: 4,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(4);
     let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
     for i in 0..4 {
         net.originate(&format!("r0n{i}"), &block(0, i));

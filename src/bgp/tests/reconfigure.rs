@@ -300,13 +300,7 @@ fn a_wrong_as_number_applied_at_run_time_idles_the_session_until_fixed() {
 
 #[test]
 fn a_node_that_joins_gets_its_mesh_sessions_and_its_blocks_travel() {
-    let t = topology(
-        &[RackSpec {
-            nodes: 3,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(3);
     let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
     for i in 0..3 {
         net.originate(&format!("r0n{i}"), &block(0, i));
@@ -359,13 +353,7 @@ fn a_new_mesh_restart_time_resets_the_mesh_sessions() {
     // BIRD restarts a protocol whose `graceful restart time` changed (`bgp_reconfigure`
     // compares the whole BGP configuration), so nodeMeshMaxRestartTime applied resets every
     // mesh session, and the session takes the new time.
-    let t = topology(
-        &[RackSpec {
-            nodes: 2,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(2);
     let mut net = Net::new(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird);
     net.settle();
     let t = net.now;

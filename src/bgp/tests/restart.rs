@@ -52,13 +52,7 @@ fn mesh3() -> Net {
 }
 
 fn mesh3_with(config: &BgpConfig) -> Net {
-    let t = topology(
-        &[RackSpec {
-            nodes: 3,
-            node_bgp: plain,
-        }],
-        false,
-    );
+    let t = one_rack(3);
     let mut net = Net::new(t, config, &[], TimerProfile::CalicoBird);
     for i in 0..3 {
         net.originate(&format!("r0n{i}"), &block(0, i));
@@ -210,13 +204,7 @@ fn a_hold_timer_expiry_drops_the_routes_and_bfd_graceful_keeps_them_stale() {
         (None, at(242, 60), at(242, 60)),
         (Some(Bfd::DEFAULT), at(11, 500_000), at(131, 500_000)),
     ] {
-        let t = topology(
-            &[RackSpec {
-                nodes: 3,
-                node_bgp: plain,
-            }],
-            false,
-        );
+        let t = one_rack(3);
         let s = BgpSettings { bfd, ..settings() };
         let mut net = Net::with(t, &BgpConfig::default(), &[], TimerProfile::CalicoBird, s);
         net.originate("r0n2", &block(0, 2));

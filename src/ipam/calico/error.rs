@@ -63,6 +63,10 @@ pub enum IpamError {
     NoAffinity { block: IpNet },
     /// `ipam_block.go` assign on an address already held (`cerrors.ErrorResourceAlreadyExists`).
     AlreadyAssigned { ip: IpAddr },
+    /// `clientv3/ippool.go` Update: a pool's `cidr` is immutable.
+    PoolCidrImmutable,
+    /// `clientv3/ippool.go` Update: a pool's `blockSize` is immutable.
+    PoolBlockSizeImmutable,
     /// Several messages of one request, joined as Calico joins them.
     Several(Vec<IpamError>),
 }
@@ -173,6 +177,8 @@ impl fmt::Display for IpamError {
                 f,
                 "resource already exists: {ip} with error: Address already assigned in block"
             ),
+            IpamError::PoolCidrImmutable => f.write_str("IPPool CIDR cannot be modified"),
+            IpamError::PoolBlockSizeImmutable => f.write_str("IPPool BlockSize cannot be modified"),
             IpamError::Several(parts) => write_separated(f, parts, "; "),
         }
     }
@@ -299,6 +305,14 @@ mod tests {
             (
                 IpamError::AlreadyAssigned { ip },
                 "resource already exists: 10.0.0.5 with error: Address already assigned in block",
+            ),
+            (
+                IpamError::PoolCidrImmutable,
+                "IPPool CIDR cannot be modified",
+            ),
+            (
+                IpamError::PoolBlockSizeImmutable,
+                "IPPool BlockSize cannot be modified",
             ),
         ];
         for (error, words) in cases {

@@ -425,6 +425,26 @@ fn node_deletion_releases_affinities() {
     assert!(ipam.blocks().is_empty());
 }
 
+/// `clientv3/ippool.go` Update refuses a changed `cidr` or `blockSize`; the pool stays as it was.
+#[test]
+fn a_pool_keeps_its_cidr_and_block_size() {
+    let mut ipam = ipam(
+        vec![pool("p", "10.0.0.0/24", 26)],
+        IpamConfig::default(),
+        &["a"],
+    );
+    assert_eq!(
+        ipam.upsert_pool(pool("p", "10.0.1.0/24", 26)),
+        Err(IpamError::PoolCidrImmutable)
+    );
+    assert_eq!(
+        ipam.upsert_pool(pool("p", "10.0.0.0/24", 27)),
+        Err(IpamError::PoolBlockSizeImmutable)
+    );
+    let kept = ipam.pool("p").unwrap();
+    assert_eq!((kept.network(), kept.block_size), (net("10.0.0.0/24"), 26));
+}
+
 #[test]
 fn disabled_pool_gives_nothing_new_and_selector_change_releases_empty_affinity() {
     let mut ipam = ipam(

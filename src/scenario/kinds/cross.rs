@@ -61,7 +61,7 @@ pub(super) fn ipam_config_of<'s>(
                     resources[f].kind,
                     at.place()
                 );
-                report(cx, resources[i], &["metadata", "name"], None, true, message);
+                resources[i].report(cx, &["metadata", "name"], None, true, message);
                 failed.insert(i);
             }
         }
@@ -103,10 +103,10 @@ pub(super) fn check_calico(
                  written (the block limit then also stops borrowing)",
                 problem.message
             );
-            report(cx, resources[i], &keys, None, false, message);
+            resources[i].report(cx, &keys, None, false, message);
             continue;
         }
-        report(cx, resources[i], &keys, None, true, problem.message);
+        resources[i].report(cx, &keys, None, true, problem.message);
         failed.insert(i);
     }
 }
@@ -137,7 +137,7 @@ pub(super) fn check_spiderpool(
         }
     }
     if let Some((at, message)) = spiderpool_over_limits(&pools) {
-        report(cx, resources[owners[at]], &["spec"], None, true, message);
+        resources[owners[at]].report(cx, &["spec"], None, true, message);
         failed.insert(owners[at]);
         return;
     }
@@ -159,7 +159,7 @@ pub(super) fn check_spiderpool(
             item = index;
             message = rest;
         }
-        report(cx, resources[i], &keys, item, error, message.to_string());
+        resources[i].report(cx, &keys, item, error, message.to_string());
         if error {
             failed.insert(i);
         }
@@ -213,52 +213,4 @@ fn spiderpool_over_limits(pools: &[spiderpool::SpiderIpPool]) -> Option<(usize, 
         }
     }
     None
-}
-
-/// Reports a problem at `keys` (and list `item`) of `r`, at the value written there or, if it
-/// is missing, at its nearest written parent.
-pub(super) fn report(
-    cx: &mut Cx,
-    r: &Resource,
-    keys: &[&str],
-    item: Option<usize>,
-    error: bool,
-    message: String,
-) {
-    let mut node = &r.body;
-    let mut depth = 0;
-    for key in keys {
-        match node.get(key) {
-            Some(child) => {
-                node = child;
-                depth += 1;
-            }
-            None => break,
-        }
-    }
-    let item_node = item
-        .filter(|_| depth == keys.len())
-        .and_then(|i| seq_items(node).and_then(|items| items.get(i)));
-    let pos = item_node.map_or(node.pos, |n| n.pos);
-    cx.with_path_prefix(&r.path, |cx| {
-        at_keys(cx, keys, |cx| match item {
-            Some(i) => cx.at_index(i, |cx| emit(cx, pos, error, message)),
-            None => emit(cx, pos, error, message),
-        })
-    });
-}
-
-pub(super) fn at_keys<R>(cx: &mut Cx, keys: &[&str], f: impl FnOnce(&mut Cx) -> R) -> R {
-    match keys.split_first() {
-        None => f(cx),
-        Some((key, rest)) => cx.at_key(key, |cx| at_keys(cx, rest, f)),
-    }
-}
-
-pub(super) fn emit(cx: &mut Cx, pos: Pos, error: bool, message: String) {
-    if error {
-        cx.error(pos, message);
-    } else {
-        cx.warning(pos, message);
-    }
 }

@@ -620,20 +620,14 @@ impl Decoder<'_> {
 
 fn ipam_config(r: &Resource, spec: &Spec, cx: &mut Cx) -> Option<IpamConfig> {
     if r.name != "default" {
-        let pos = r.locate(&["metadata", "name"]);
-        cx.with_path_prefix(&r.path, |cx| {
-            cx.at_key("metadata", |cx| {
-                cx.at_key("name", |cx| {
-                    cx.error(
-                        pos,
-                        format!(
-                            "{} must be named `default` (Calico reads no other), not `{}`",
-                            r.kind, r.name
-                        ),
-                    )
-                })
-            })
-        });
+        r.error_at(
+            cx,
+            &["metadata", "name"],
+            format!(
+                "{} must be named `default` (Calico reads no other), not `{}`",
+                r.kind, r.name
+            ),
+        );
     }
     let defaults = IpamConfig::default();
     let cooldown = spec.value::<u64>(cx, "ipCooldownSeconds");

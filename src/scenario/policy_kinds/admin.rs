@@ -22,21 +22,14 @@ impl PolicyDecoder<'_> {
             }
             AdminFlavour::Banp => {
                 if self.r.name != "default" {
-                    let pos = self.r.locate(&["metadata", "name"]);
-                    cx.with_path_prefix(&self.r.path, |cx| {
-                        cx.at_key("metadata", |cx| {
-                            cx.at_key("name", |cx| {
-                                cx.error(
-                                    pos,
-                                    format!(
-                                        "BaselineAdminNetworkPolicy is a singleton named \
-                                         `default`, not `{}`",
-                                        self.r.name
-                                    ),
-                                )
-                            })
-                        })
-                    });
+                    self.r.error_at(
+                        cx,
+                        &["metadata", "name"],
+                        format!(
+                            "BaselineAdminNetworkPolicy is a singleton named `default`, not `{}`",
+                            self.r.name
+                        ),
+                    );
                 }
                 (
                     PolicyKind::BaselineAdminNetworkPolicy,

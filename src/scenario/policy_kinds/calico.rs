@@ -69,21 +69,15 @@ impl PolicyDecoder<'_> {
         if name.strip_prefix(tier).is_some_and(|r| r.starts_with('.')) {
             return;
         }
-        let pos = self.r.locate(&["metadata", "name"]);
-        cx.with_path_prefix(&self.r.path, |cx| {
-            cx.at_key("metadata", |cx| {
-                cx.at_key("name", |cx| {
-                    cx.error(
-                        pos,
-                        format!(
-                            "a policy in tier `{tier}` must be named `{tier}.<name>` up to \
-                             Calico v3.31 (profile {}); did you mean `{tier}.{name}`?",
-                            self.profile
-                        ),
-                    )
-                })
-            })
-        });
+        self.r.error_at(
+            cx,
+            &["metadata", "name"],
+            format!(
+                "a policy in tier `{tier}` must be named `{tier}.<name>` up to Calico v3.31 \
+                 (profile {}); did you mean `{tier}.{name}`?",
+                self.profile
+            ),
+        );
     }
 
     pub(super) fn calico_rule(&self, node: &YamlNode, d: Direction, cx: &mut Cx) -> Option<Rule> {

@@ -163,21 +163,17 @@ pub(super) fn policy_set(
         if tiers.contains(&p.tier) {
             continue;
         }
-        let pos = r.locate(&["spec", "tier"]);
-        cx.with_path_prefix(&r.path, |cx| {
-            cx.at_key("spec", |cx| {
-                cx.at_key("tier", |cx| {
-                    cx.warning(
-                        pos,
-                        format!(
-                            "no Tier `{}` is declared; Calico refuses a policy in a missing \
-                             tier, and podnet applies this one only once the tier exists",
-                            p.tier
-                        ),
-                    )
-                })
-            })
-        });
+        r.report(
+            cx,
+            &["spec", "tier"],
+            None,
+            false,
+            format!(
+                "no Tier `{}` is declared; Calico refuses a policy in a missing tier, and podnet \
+                 applies this one only once the tier exists",
+                p.tier
+            ),
+        );
     }
     set
 }

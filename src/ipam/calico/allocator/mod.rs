@@ -269,13 +269,13 @@ impl CalicoIpam {
     /// Adds a pool, or updates one in place. `cidr` and `blockSize` are immutable
     /// (`clientv3/ippool.go`); changing them is refused with Calico's message.
     /// A changed nodeSelector releases the empty affine blocks of nodes it no longer selects.
-    pub fn upsert_pool(&mut self, pool: IpPool) -> Result<(), String> {
+    pub fn upsert_pool(&mut self, pool: IpPool) -> Result<(), IpamError> {
         if let Some(old) = self.pools.get(&pool.name) {
             if old.pool.network() != pool.network() {
-                return Err("IPPool CIDR cannot be modified".into());
+                return Err(IpamError::PoolCidrImmutable);
             }
             if old.pool.block_size != pool.block_size {
-                return Err("IPPool BlockSize cannot be modified".into());
+                return Err(IpamError::PoolBlockSizeImmutable);
             }
             let selector_changed = old.pool.node_selector != pool.node_selector;
             if let Some(state) = self.pools.get_mut(&pool.name) {
