@@ -151,3 +151,26 @@ fn sweep_varies_the_reservation_model() {
     // The per-host and per-pool variants break the per-block scenario's expectations.
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The multi-subnet IP subnets keep the network and broadcast addresses (`Flags` 3:
+/// EnableBroadcast | ReserveNetworkAddress) only under per-block; the micro-pool models hand
+/// both to pods, so their IP subnets carry no flag (0).
+#[test]
+fn ip_subnet_flags_follow_the_reservation_model() {
+    for (model, flags) in [("block", 3), ("host", 0), ("pool", 0)] {
+        let (json, _) = report(model);
+        for node in json["windows"]["nodes"].as_array().expect("nodes") {
+            let subnets = node["networks"][0]["subnets"].as_array().expect("subnets");
+            let ip_subnets: Vec<&serde_json::Value> = subnets
+                .iter()
+                .flat_map(|s| s["ipSubnets"].as_array().expect("ipSubnets"))
+                .collect();
+            // Two blocks per node at the end.
+            assert_eq!(ip_subnets.len(), 2, "per-{model}");
+            assert!(
+                ip_subnets.iter().all(|i| i["flags"] == flags),
+                "per-{model}"
+            );
+        }
+    }
+}
