@@ -943,3 +943,35 @@ fn micro_pool_models_accept_blocks_of_four_addresses() {
     // windowsUseSingleNetwork (the default): one block per host.
     assert_eq!(o.error, Some(IpamError::BlockLimit { limit: 1 }));
 }
+
+#[test]
+fn per_host_tunnel_stays_in_the_hosts_reservation_whatever_pool_it_is_in() {
+    // Two pools: `a` without VXLAN, `v` with. The host's first pod claims a block of `a`,
+    // which carries its 2 reserved addresses; the VXLAN tunnel is then that block's ordinal 0,
+    // not an address of a new `v` block (which would reserve nothing and hand it to a pod).
+    let a = pool("a", "100.0.0.0/27", 29);
+    let mut v = pool("v", "100.0.1.0/27", 29);
+    v.vxlan_mode = EncapMode::Always;
+    let mut ipam = ipam(vec![a, v], strict(), &[]);
+    ipam.set_windows_use_single_network(false);
+    ipam.set_windows_reservation(WindowsReserve {
+        model: WindowsReservation::PerHost,
+        addresses: 2,
+    });
+    ipam.upsert_node(node("win", Os::Windows));
+    let mut req = AssignRequest::pod("p", "win", "default");
+    req.pools = Some(vec!["a".into()]);
+    let pod = ipam.auto_assign(T0, &req);
+    let block = pod.allocations[0].block;
+    let t = ipam.assign_tunnel(T0, "win");
+    assert_eq!(t[0].1.allocations[0].ip, block.network());
+    assert_eq!(ipam.blocks().len(), 1);
+}
+
+#[test]
+fn per_host_reserves_at_least_one_address() {
+    let mut ipam = micro_ipam(WindowsReservation::PerHost, 0, false, &["win"]);
+    assert_eq!(ipam.windows_reservation().addresses, 1);
+    let o = ask(&mut ipam, "h", "win", 1);
+    assert_eq!(last_octets(&o)[0] % 8, 1);
+}

@@ -598,7 +598,12 @@ impl CalicoIpam {
                 .iter()
                 .find(|&&id| {
                     let b = self.blocks.at(id);
-                    usable.iter().any(|p| **p == *b.pool) && (!per_host || b.windows_reserved() > 0)
+                    // Per host the tunnel is the host's reservation, in whichever pool it is.
+                    if per_host {
+                        b.windows_reserved() > 0
+                    } else {
+                        usable.iter().any(|p| **p == *b.pool)
+                    }
                 })
                 .copied()
         });

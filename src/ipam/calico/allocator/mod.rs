@@ -248,7 +248,11 @@ impl CalicoIpam {
     }
 
     /// The Windows reservation model; blocks already created keep what they reserved.
-    pub fn set_windows_reservation(&mut self, reserve: WindowsReserve) {
+    /// `per-host` reserves at least one address (the host's gateway/tunnel address).
+    pub fn set_windows_reservation(&mut self, mut reserve: WindowsReserve) {
+        if reserve.model == WindowsReservation::PerHost {
+            reserve.addresses = reserve.addresses.max(1);
+        }
         self.windows_reserve = reserve;
     }
 
