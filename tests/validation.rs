@@ -1131,3 +1131,46 @@ fn windows_hns_is_a_known_layout_that_agrees_with_windows_use_single_network() {
     );
     assert_lines(&check(&agreeing), &[]);
 }
+
+/// `network.windowsReservation` is one of three models; the micro-pool ones need the
+/// multi-subnet HNS layout, and `windowsReservedAddresses` is only theirs, in range.
+#[test]
+fn windows_reservation_needs_multi_subnet_and_a_count_in_range() {
+    let yaml = format!("{BASE}network: {{windowsReservation: per-hosts}}\n");
+    assert_lines(
+        &check(&yaml),
+        &["s.yaml:11:31: network.windowsReservation: …per-host…"],
+    );
+    let yaml = format!("{BASE}network: {{windowsReservation: per-host}}\n");
+    assert_lines(
+        &check(&yaml),
+        &[
+            "s.yaml:11:31: network.windowsReservation: `per-host` needs windowsHns: multi-subnet (in `single-network` every block is an HNS subnet whose gateway is its reserved second address)",
+        ],
+    );
+    let yaml = format!("{BASE}network: {{windowsReservedAddresses: 3}}\n");
+    assert_lines(
+        &check(&yaml),
+        &[
+            "s.yaml:11:37: network.windowsReservedAddresses: only with windowsReservation: per-host or per-pool (per-block reserves Calico's first three and last address of every block)",
+        ],
+    );
+    let yaml = format!(
+        "{BASE}network: {{windowsHns: multi-subnet, windowsReservation: per-host, windowsReservedAddresses: 0}}\n"
+    );
+    assert_lines(
+        &check(&yaml),
+        &["s.yaml:11:93: network.windowsReservedAddresses: 0 is outside 1..=16 for `per-host`"],
+    );
+    let yaml = format!(
+        "{BASE}network: {{windowsHns: multi-subnet, windowsReservation: per-pool, windowsReservedAddresses: 17}}\n"
+    );
+    assert_lines(
+        &check(&yaml),
+        &["s.yaml:11:93: network.windowsReservedAddresses: 17 is outside 0..=16 for `per-pool`"],
+    );
+    let fine = format!(
+        "{BASE}network: {{windowsHns: multi-subnet, windowsReservation: per-pool, windowsReservedAddresses: 0}}\n"
+    );
+    assert_lines(&check(&fine), &[]);
+}

@@ -49,6 +49,44 @@ text_enum! {
 }
 
 text_enum! {
+    /// Which addresses of a Windows node's blocks no pod can get (`network.windowsReservation`).
+    pub enum WindowsReservation {
+        /// Calico today (`ipam_block.go` newBlock): every block a Windows node creates reserves
+        /// its first three and its last address; the second is the HNS gateway/VXLAN tunnel.
+        PerBlock = "per-block",
+        /// The micro-pool proposal, per host: the first `windowsReservedAddresses` addresses of
+        /// the block a Windows node claims while it holds no reserving block; the first of them
+        /// is its HNS gateway/VXLAN tunnel address. Its other blocks reserve nothing.
+        PerHost = "per-host",
+        /// The micro-pool proposal, per pool: the first `windowsReservedAddresses` addresses of
+        /// the block a Windows node claims in a pool where no block reserves; each Windows
+        /// node's VXLAN tunnel address is then an ordinary Tunnel allocation, as on Linux.
+        PerPool = "per-pool",
+    }
+}
+
+/// `windowsReservedAddresses` when it is not written.
+pub const DEFAULT_WINDOWS_RESERVED_ADDRESSES: u32 = 2;
+
+/// The Windows reservation model in force and, for the micro-pool models, how many addresses
+/// it reserves once per host or per pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowsReserve {
+    pub model: WindowsReservation,
+    /// Per host or per pool; unused (Calico's four per block) under `per-block`.
+    pub addresses: u32,
+}
+
+impl Default for WindowsReserve {
+    fn default() -> WindowsReserve {
+        WindowsReserve {
+            model: WindowsReservation::PerBlock,
+            addresses: DEFAULT_WINDOWS_RESERVED_ADDRESSES,
+        }
+    }
+}
+
+text_enum! {
     /// Which Calico release's IPAM behaviour to reproduce.
     pub enum CalicoProfile {
         V3_30 = "v3.30",
@@ -115,6 +153,8 @@ pub struct Network {
     pub datastore_delay: SimDuration,
     /// `windowsHns`, or what `windowsUseSingleNetwork` says (true: single network).
     pub windows_hns: WindowsHns,
+    /// `windowsReservation` and `windowsReservedAddresses`.
+    pub windows_reserve: WindowsReserve,
     pub host_mtu: u32,
     pub bgp: BgpSettings,
     /// `network.policy`; `None` (not written) means enforce when any policy exists.
@@ -138,6 +178,7 @@ impl Default for Network {
             calico_backend: CalicoBackend::Bird,
             datastore_delay: SimDuration::from_millis(100),
             windows_hns: WindowsHns::SingleNetwork,
+            windows_reserve: WindowsReserve::default(),
             host_mtu: 1500,
             bgp: BgpSettings {
                 processing_delay: SimDuration::from_micros(20),

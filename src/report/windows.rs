@@ -3,14 +3,19 @@
 //! allow that node (blocks per host, pods per host before Pending).
 //!
 //! The block size a node's comparison uses is that of the first block it holds, else that of
-//! the first enabled pool (in name order) whose blocks a Windows node can use.
+//! the first enabled pool (in name order) whose blocks a Windows node can use. The comparison
+//! counts the reservation model in force (`reservation`: what each model wastes).
 
 use serde::Serialize;
 
 use super::sections::{Block, Section, Table, count};
 use crate::hns::{self, Allowance};
-use crate::model::network::WindowsHns;
+use crate::model::network::{WindowsHns, WindowsReservation};
 use crate::sim::Outcome;
+
+mod reservation;
+
+pub use reservation::{ReservationSection, WasteRow};
 
 /// Windows blocks reserve ordinals 0, 1, 2 and n−1 (REFERENCE §1.6).
 const RESERVED_PER_BLOCK: u64 = 4;
@@ -22,6 +27,9 @@ pub struct WindowsSection {
     /// The layout in force (`network.windowsHns`).
     pub hns: WindowsHns,
     pub nodes: Vec<WindowsNodeRow>,
+    /// What each Windows reservation model wastes (under Calico IPAM).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<ReservationSection>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -96,14 +104,27 @@ pub fn build(outcome: &Outcome) -> Option<WindowsSection> {
     }
     let ipam = outcome.world.addressing.calico();
     let max_blocks = ipam.map_or(0, |i| i.config().max_blocks_per_host);
-    // The first enabled pool, in name order, whose blocks Windows can use (blockSize ≤ 29).
+    // The first enabled pool, in name order, whose blocks Windows can use.
     let pool_block_size = ipam.and_then(|i| {
         i.pool_names()
             .iter()
             .filter_map(|n| i.pool(n))
-            .find(|p| !p.disabled && p.cidr.addr().is_ipv4() && p.block_size <= 29)
+            .find(|p| {
+                !p.disabled
+                    && p.cidr.addr().is_ipv4()
+                    && p.block_size <= i.windows_max_prefix(false)
+            })
             .map(|p| p.block_size)
     });
+    // Reserved per block, and once per host, under the model in force.
+    let (per_block, per_host) = match ipam.map(|i| i.windows_reservation()) {
+        None => (RESERVED_PER_BLOCK, 0),
+        Some(r) => match r.model {
+            WindowsReservation::PerBlock => (RESERVED_PER_BLOCK, 0),
+            WindowsReservation::PerHost => (0, u64::from(r.addresses)),
+            WindowsReservation::PerPool => (0, 0),
+        },
+    };
     let topo = &outcome.world.topology;
     let nodes = state
         .hosts
@@ -122,8 +143,12 @@ pub fn build(outcome: &Outcome) -> Option<WindowsSection> {
                     .iter()
                     .map(|&m| {
                         let addresses = 1u64 << (32 - u32::from(len.min(32)));
-                        hns::allowance(m, addresses, RESERVED_PER_BLOCK, max_blocks, max_pods)
-                            .into()
+                        let mut a = hns::allowance(m, addresses, per_block, max_blocks, max_pods);
+                        a.pods_per_host = (u64::from(a.blocks_per_host)
+                            * a.pod_addresses_per_block)
+                            .saturating_sub(per_host)
+                            .min(u64::from(max_pods));
+                        a.into()
                     })
                     .collect(),
                 None => Vec::new(),
@@ -139,6 +164,7 @@ pub fn build(outcome: &Outcome) -> Option<WindowsSection> {
     Some(WindowsSection {
         hns: layout.mode,
         nodes,
+        reservation: ipam.map(|i| reservation::build(i, state.hosts.keys())),
     })
 }
 
@@ -199,6 +225,9 @@ pub fn section(w: &WindowsSection) -> Section {
     }
     blocks.push(Block::Subheading("What each layout allows".to_string()));
     blocks.push(Block::Table(compare));
+    if let Some(r) = &w.reservation {
+        blocks.extend(reservation::blocks(r));
+    }
     for n in w.nodes.iter().take(super::sections::NODE_TABLE_LIMIT) {
         blocks.push(Block::Subheading(n.name.clone()));
         if n.networks.is_empty() {

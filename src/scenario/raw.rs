@@ -14,7 +14,7 @@ use crate::model::expect::{
     Count, Encapsulation, PodSet, PortRef, ProbeProtocol, RouteTable, Verdict,
 };
 use crate::model::network::{
-    CalicoBackend, CalicoProfile, Cni, PolicyMode, TimerProfile, WindowsHns,
+    CalicoBackend, CalicoProfile, Cni, PolicyMode, TimerProfile, WindowsHns, WindowsReservation,
 };
 use crate::model::time::SimDuration;
 use crate::model::topology::Os;
@@ -154,6 +154,11 @@ raw_struct! {
         windows_use_single_network: bool = "windowsUseSingleNetwork",
         /// `single-network` | `network-per-block` | `multi-subnet` (HNS layout of Windows nodes).
         windows_hns: WindowsHns = "windowsHns",
+        /// `per-block` (Calico's four per block, the default) | `per-host` | `per-pool` (the
+        /// micro-pool proposal; needs `windowsHns: multi-subnet`).
+        windows_reservation: WindowsReservation = "windowsReservation",
+        /// Addresses reserved once per Windows host (`per-host`) or per pool (`per-pool`).
+        windows_reserved_addresses: u32 = "windowsReservedAddresses",
         host_mtu: u32 = "hostMtu",
         bgp: RawNetworkBgp = "bgp",
         /// `enforce` (the default when any policy exists) or `ignore` (SPEC §7).

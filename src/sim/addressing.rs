@@ -89,6 +89,7 @@ impl Addressing {
                 ipam.set_windows_use_single_network(
                     network.windows_hns == WindowsHns::SingleNetwork,
                 );
+                ipam.set_windows_reservation(network.windows_reserve);
                 let mut pools: Vec<IpPool> = specs
                     .iter()
                     .filter_map(|s| match s {

@@ -626,10 +626,12 @@ fn namespace_resource(
 
 /// How Windows nodes lay out their HNS objects, when the pods use Calico: Overlay networks in
 /// Calico's Windows `vxlan` mode, L2Bridge networks otherwise; IP subnets
-/// keep the network and broadcast addresses as Calico's per-block reservation does.
+/// keep the network and broadcast addresses as Calico's per-block reservation does, and
+/// neither under the micro-pool reservation models, which hand both to pods.
 fn hns_layout(network: &Network, specs: &[&ResourceSpec]) -> Option<crate::hns::Layout> {
     use crate::hns::{Layout, NetworkType, flags};
     use crate::ipam::calico::EncapMode;
+    use crate::model::network::WindowsReservation;
     // Calico for Windows runs in `vxlan` mode when its backend or an IPv4 pool uses VXLAN.
     let vxlan = network.calico_backend == CalicoBackend::Vxlan
         || specs.iter().any(|s| {
@@ -643,6 +645,11 @@ fn hns_layout(network: &Network, specs: &[&ResourceSpec]) -> Option<crate::hns::
         } else {
             NetworkType::L2Bridge
         },
-        ip_subnet_flags: flags::ENABLE_BROADCAST | flags::RESERVE_NETWORK_ADDRESS,
+        ip_subnet_flags: match network.windows_reserve.model {
+            WindowsReservation::PerBlock => {
+                flags::ENABLE_BROADCAST | flags::RESERVE_NETWORK_ADDRESS
+            }
+            WindowsReservation::PerHost | WindowsReservation::PerPool => flags::NONE,
+        },
     })
 }

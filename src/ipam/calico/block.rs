@@ -29,6 +29,16 @@ pub(crate) struct HandleId(pub(crate) u32);
 pub(crate) const WINDOWS_RESERVED_START: u32 = 3;
 pub(crate) const WINDOWS_RESERVED_END: u32 = 1;
 
+/// What a block a Windows node creates reserves (`network.windowsReservation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WindowsSlots {
+    /// Calico's ordinals 0, 1, 2 and n−1 (the per-block model).
+    Calico,
+    /// Ordinals `0 .. n` (capped at the block's size): the micro-pool models' reservation in
+    /// the block that carries it; `First(0)` for their other blocks.
+    First(u32),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
     Free,
@@ -127,7 +137,7 @@ pub(crate) struct Block {
     pub(crate) affinity: Option<String>,
     /// `AffinityClaimTime`: when the current affinity was claimed.
     pub(crate) claim_time: SimTime,
-    /// Created by a Windows node, with ordinals 0, 1, 2 and n−1 reserved.
+    /// Created by a Windows node (its reserved ordinals are `Slot::WindowsReserved`).
     pub(crate) windows: bool,
     slots: Vec<Slot>,
     free: VecDeque<u32>,
@@ -148,20 +158,31 @@ impl Block {
         index: u128,
         affinity: Option<String>,
         now: SimTime,
-        windows: bool,
+        windows: Option<WindowsSlots>,
         reservations: &ReservedSet,
     ) -> Block {
         let n = 1u32 << (cidr.max_prefix_len() - cidr.prefix_len()).min(31);
         let mut slots = vec![Slot::Free; n as usize];
         let mut free: VecDeque<u32> = (0..n).collect();
         let mut windows_reserved = 0;
-        if windows && n >= WINDOWS_RESERVED_START + WINDOWS_RESERVED_END {
-            // `ipam_block.go` newBlock: Unallocated = [3 : n−1], those four pre-allocated.
-            free = (WINDOWS_RESERVED_START..n - WINDOWS_RESERVED_END).collect();
-            for o in (0..WINDOWS_RESERVED_START).chain(n - WINDOWS_RESERVED_END..n) {
-                slots[o as usize] = Slot::WindowsReserved;
+        match windows {
+            Some(WindowsSlots::Calico) if n >= WINDOWS_RESERVED_START + WINDOWS_RESERVED_END => {
+                // `ipam_block.go` newBlock: Unallocated = [3 : n−1], those four pre-allocated.
+                free = (WINDOWS_RESERVED_START..n - WINDOWS_RESERVED_END).collect();
+                for o in (0..WINDOWS_RESERVED_START).chain(n - WINDOWS_RESERVED_END..n) {
+                    slots[o as usize] = Slot::WindowsReserved;
+                }
+                windows_reserved = WINDOWS_RESERVED_START + WINDOWS_RESERVED_END;
             }
-            windows_reserved = WINDOWS_RESERVED_START + WINDOWS_RESERVED_END;
+            Some(WindowsSlots::First(k)) => {
+                let k = k.min(n);
+                free = (k..n).collect();
+                for slot in &mut slots[..k as usize] {
+                    *slot = Slot::WindowsReserved;
+                }
+                windows_reserved = k;
+            }
+            Some(WindowsSlots::Calico) | None => {}
         }
         let mut block = Block {
             cidr,
@@ -169,7 +190,7 @@ impl Block {
             index,
             affinity,
             claim_time: now,
-            windows,
+            windows: windows.is_some(),
             slots,
             free,
             cooling: VecDeque::new(),
@@ -395,6 +416,10 @@ mod tests {
     use super::*;
 
     fn block(cidr: &str, windows: bool) -> Block {
+        block_with(cidr, windows.then_some(WindowsSlots::Calico))
+    }
+
+    fn block_with(cidr: &str, windows: Option<WindowsSlots>) -> Block {
         Block::new(
             cidr.parse().unwrap(),
             "p".into(),
@@ -440,6 +465,29 @@ mod tests {
     }
 
     #[test]
+    fn micro_pool_blocks_reserve_their_first_ordinals_only() {
+        // A /29 carrying a per-host reservation of 2: ordinals 0 and 1 reserved, pods get
+        // 2..=7 (six), the last address included (no broadcast reservation).
+        let mut b = block_with("10.0.0.0/29", Some(WindowsSlots::First(2)));
+        assert_eq!(b.windows_reserved(), 2);
+        assert_eq!(b.usable_free(), 6);
+        assert!(b.is_empty());
+        assert_eq!(b.take(100, HandleId(1)), vec![2, 3, 4, 5, 6, 7]);
+        assert!(!b.take_ordinal(0, HandleId(1)));
+        // A block that carries nothing: all eight to pods, from ordinal 0.
+        let mut b = block_with("10.0.0.8/29", Some(WindowsSlots::First(0)));
+        assert_eq!((b.windows_reserved(), b.usable_free()), (0, 8));
+        assert_eq!(b.take(1, HandleId(1)), vec![0]);
+        assert!(b.windows);
+        // More than the block holds: all of it reserved, nothing for pods.
+        let b = block_with("10.0.0.16/30", Some(WindowsSlots::First(6)));
+        assert_eq!((b.windows_reserved(), b.usable_free()), (4, 0));
+        // Calico's per-block rule needs four addresses: a /31 reserves nothing.
+        let b = block_with("10.0.0.20/31", Some(WindowsSlots::Calico));
+        assert_eq!(b.windows_reserved(), 0);
+    }
+
+    #[test]
     fn reserved_ordinals_are_skipped_and_keep_their_place() {
         let res = ReservedSet::new(vec!["10.0.0.1/32".parse().unwrap()]);
         let mut b = Block::new(
@@ -448,7 +496,7 @@ mod tests {
             0,
             None,
             SimTime::ZERO,
-            false,
+            None,
             &res,
         );
         assert_eq!(b.usable_free(), 3);

@@ -12,6 +12,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::model::Labels;
+use crate::model::network::{WindowsReservation, WindowsReserve};
 use crate::model::selector::Selector;
 use crate::model::time::{SimDuration, SimTime};
 
@@ -820,4 +821,177 @@ fn bulk_150k_allocations() {
         ipam.release(T0, &format!("ns/pod-{i}"));
     }
     eprintln!("+ 75000 releases: {:?}", start.elapsed());
+}
+
+// ----- The micro-pool reservation models (network.windowsReservation) -----------------------
+
+fn micro_ipam(
+    model: WindowsReservation,
+    addresses: u32,
+    vxlan: bool,
+    hosts: &[&str],
+) -> CalicoIpam {
+    let mut p = pool("p", "100.0.0.0/27", 29);
+    if vxlan {
+        p.vxlan_mode = EncapMode::Always;
+    }
+    let mut ipam = ipam(vec![p], strict(), &[]);
+    ipam.set_windows_use_single_network(false);
+    ipam.set_windows_reservation(WindowsReserve { model, addresses });
+    for h in hosts {
+        ipam.upsert_node(node(h, Os::Windows));
+    }
+    ipam
+}
+
+/// The last octet of every address handed out.
+fn last_octets(o: &AssignOutcome) -> Vec<u8> {
+    o.allocations
+        .iter()
+        .map(|a| match a.ip {
+            IpAddr::V4(v4) => v4.octets()[3],
+            IpAddr::V6(_) => panic!("v4 pool"),
+        })
+        .collect()
+}
+
+/// (reserved, allocated) per block, in address order.
+fn block_counts(ipam: &CalicoIpam) -> Vec<(u32, u32)> {
+    ipam.blocks()
+        .iter()
+        .map(|b| (b.reserved, b.allocated))
+        .collect()
+}
+
+#[test]
+fn per_host_reserves_once_in_the_hosts_first_block() {
+    // 100.0.0.0/27 of /29s: 4 blocks × 8 = 32 addresses; 2 reserved once for the one host →
+    // 30 pods (per-block would give 4 × 4 = 16).
+    let mut ipam = micro_ipam(WindowsReservation::PerHost, 2, false, &["win"]);
+    let o = ask(&mut ipam, "h", "win", 40);
+    assert_eq!(o.allocations.len(), 30);
+    assert_eq!(o.error, Some(IpamError::StrictNoFreeBlocks));
+    // The first block claimed loses ordinals 0 and 1, the others nothing; last addresses too
+    // are handed out (no broadcast reservation).
+    let mut counts = block_counts(&ipam);
+    counts.sort_unstable();
+    assert_eq!(counts, [(0, 8), (0, 8), (0, 8), (2, 6)]);
+    let first: IpNet = o.allocations[0].block;
+    let in_first: Vec<u8> = last_octets(&o)
+        .into_iter()
+        .zip(&o.allocations)
+        .filter(|(_, a)| a.block == first)
+        .map(|(x, _)| x % 8)
+        .collect();
+    assert_eq!(in_first, [2, 3, 4, 5, 6, 7]);
+}
+
+#[test]
+fn per_host_tunnel_is_the_first_reserved_address_and_each_host_reserves() {
+    let mut ipam = micro_ipam(WindowsReservation::PerHost, 3, true, &["w1", "w2"]);
+    let mut tunnels = Vec::new();
+    for h in ["w1", "w2"] {
+        let t = ipam.assign_tunnel(T0, h);
+        assert_eq!(t[0].0, TunnelKind::Vxlan);
+        let a = &t[0].1.allocations[0];
+        // Ordinal 0 of the host's reserving block, not an allocation.
+        assert_eq!(a.ip, a.block.network());
+        tunnels.push(a.ip);
+        let pod = ask(&mut ipam, &format!("{h}-pod"), h, 1);
+        // Ordinals 0, 1, 2 reserved: the first pod gets ordinal 3.
+        assert_eq!(last_octets(&pod)[0] % 8, 3);
+        assert_eq!(pod.allocations[0].block, a.block);
+    }
+    assert_eq!(block_counts(&ipam), [(3, 1), (3, 1)]);
+    // Idempotent: the same address again.
+    let again = ipam.assign_tunnel(T0, "w1");
+    assert_eq!(again[0].1.allocations[0].ip, tunnels[0]);
+}
+
+#[test]
+fn per_host_reservation_moves_to_the_next_block_when_the_host_has_none() {
+    let mut ipam = micro_ipam(WindowsReservation::PerHost, 2, false, &["win"]);
+    assert_eq!(ask(&mut ipam, "a", "win", 1).allocations.len(), 1);
+    ipam.release(T0, "a");
+    // kube-controllers' node deletion releases the affinity; the empty block goes.
+    ipam.release_node(T0, "win");
+    assert!(ipam.blocks().is_empty());
+    ipam.upsert_node(node("win", Os::Windows));
+    let o = ask(&mut ipam, "b", "win", 1);
+    assert_eq!(last_octets(&o)[0] % 8, 2);
+    assert_eq!(block_counts(&ipam), [(2, 1)]);
+}
+
+#[test]
+fn per_pool_reserves_once_and_tunnels_are_ordinary_allocations() {
+    let mut ipam = micro_ipam(WindowsReservation::PerPool, 2, true, &["w1", "w2"]);
+    // w1 claims the pool's first Windows block (ordinals 0, 1 reserved); its tunnel address
+    // is a Tunnel-use allocation, the first free ordinal 2. w2's block reserves nothing: its
+    // tunnel gets ordinal 0.
+    let t1 = ipam.assign_tunnel(T0, "w1");
+    let t2 = ipam.assign_tunnel(T0, "w2");
+    let o1 = last_octets(&t1[0].1)[0] % 8;
+    let o2 = last_octets(&t2[0].1)[0] % 8;
+    assert_eq!((o1, o2), (2, 0));
+    assert_eq!(ipam.allocations_of("vxlan-tunnel-addr-w1").len(), 1);
+    let pod = ask(&mut ipam, "w2-pod", "w2", 1);
+    assert_eq!(last_octets(&pod)[0] % 8, 1);
+    // Reserved 2 once in the pool; both tunnels and the pod allocated.
+    let report = ipam.pool_report("p").unwrap();
+    assert_eq!(
+        (report.reserved, report.allocated, report.blocks),
+        (2, 3, 2)
+    );
+    // Whole pool: 32 − 2 reserved − 2 tunnels − 1 pod = 27 more.
+    let a = ask(&mut ipam, "w1-all", "w1", 40).allocations.len();
+    let b = ask(&mut ipam, "w2-all", "w2", 40).allocations.len();
+    assert_eq!(a + b, 27);
+}
+
+#[test]
+fn micro_pool_models_accept_blocks_of_four_addresses() {
+    // Per-block needs /29 at most (windows_skips_pools_with_blocks_smaller_than_a_29); the
+    // micro-pool models take /30s: one /30 reserving 2 for the host gives 2 pods.
+    let mut ipam = ipam(vec![pool("p", "100.0.0.0/30", 30)], strict(), &[]);
+    ipam.set_windows_reservation(WindowsReserve {
+        model: WindowsReservation::PerHost,
+        addresses: 2,
+    });
+    ipam.upsert_node(node("win", Os::Windows));
+    let o = ask(&mut ipam, "h", "win", 4);
+    assert_eq!(last_octets(&o), [2, 3]);
+    // windowsUseSingleNetwork (the default): one block per host.
+    assert_eq!(o.error, Some(IpamError::BlockLimit { limit: 1 }));
+}
+
+#[test]
+fn per_host_tunnel_stays_in_the_hosts_reservation_whatever_pool_it_is_in() {
+    // Two pools: `a` without VXLAN, `v` with. The host's first pod claims a block of `a`,
+    // which carries its 2 reserved addresses; the VXLAN tunnel is then that block's ordinal 0,
+    // not an address of a new `v` block (which would reserve nothing and hand it to a pod).
+    let a = pool("a", "100.0.0.0/27", 29);
+    let mut v = pool("v", "100.0.1.0/27", 29);
+    v.vxlan_mode = EncapMode::Always;
+    let mut ipam = ipam(vec![a, v], strict(), &[]);
+    ipam.set_windows_use_single_network(false);
+    ipam.set_windows_reservation(WindowsReserve {
+        model: WindowsReservation::PerHost,
+        addresses: 2,
+    });
+    ipam.upsert_node(node("win", Os::Windows));
+    let mut req = AssignRequest::pod("p", "win", "default");
+    req.pools = Some(vec!["a".into()]);
+    let pod = ipam.auto_assign(T0, &req);
+    let block = pod.allocations[0].block;
+    let t = ipam.assign_tunnel(T0, "win");
+    assert_eq!(t[0].1.allocations[0].ip, block.network());
+    assert_eq!(ipam.blocks().len(), 1);
+}
+
+#[test]
+fn per_host_reserves_at_least_one_address() {
+    let mut ipam = micro_ipam(WindowsReservation::PerHost, 0, false, &["win"]);
+    assert_eq!(ipam.windows_reservation().addresses, 1);
+    let o = ask(&mut ipam, "h", "win", 1);
+    assert_eq!(last_octets(&o)[0] % 8, 1);
 }

@@ -18,7 +18,9 @@ use ipnet::IpNet;
 
 use crate::model::action::{Action, AddNodes, DeletePods, ScheduledAction};
 use crate::model::expect::{Check, Expectation, PodSet, RouteTable};
-use crate::model::network::{Bfd, Network, Profile, WindowsHns};
+use crate::model::network::{
+    Bfd, Network, Profile, WindowsHns, WindowsReservation, WindowsReserve,
+};
 use crate::model::prefixes::Prefixes;
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{
@@ -281,6 +283,55 @@ fn windows_hns(cx: &mut Cx, r: &RawNetwork) -> WindowsHns {
     }
 }
 
+/// The most addresses `windowsReservedAddresses` may reserve (a micro-pool's "few").
+const MAX_WINDOWS_RESERVED_ADDRESSES: u32 = 16;
+
+/// `network.windowsReservation` and `windowsReservedAddresses`. The micro-pool models need the
+/// multi-subnet layout: Calico's own layouts make each block an HNS subnet whose gateway is its
+/// reserved ordinal 1. A count is only meaningful for them; `per-host` needs at least one (the
+/// host's gateway/tunnel address).
+fn windows_reserve(cx: &mut Cx, r: &RawNetwork, hns: WindowsHns) -> WindowsReserve {
+    let mut out = WindowsReserve::default();
+    if let Some(model) = &r.windows_reservation {
+        out.model = model.value;
+        if model.value != WindowsReservation::PerBlock && hns != WindowsHns::MultiSubnet {
+            cx.at_key("windowsReservation", |cx| {
+                cx.error(
+                    model.pos,
+                    format!(
+                        "`{}` needs windowsHns: multi-subnet (in `{hns}` every block is an HNS \
+                         subnet whose gateway is its reserved second address)",
+                        model.value
+                    ),
+                )
+            });
+        }
+    }
+    if let Some(n) = &r.windows_reserved_addresses {
+        let least = u32::from(out.model == WindowsReservation::PerHost);
+        cx.at_key("windowsReservedAddresses", |cx| {
+            if out.model == WindowsReservation::PerBlock {
+                cx.error(
+                    n.pos,
+                    "only with windowsReservation: per-host or per-pool (per-block reserves \
+                     Calico's first three and last address of every block)",
+                );
+            } else if !(least..=MAX_WINDOWS_RESERVED_ADDRESSES).contains(&n.value) {
+                cx.error(
+                    n.pos,
+                    format!(
+                        "{} is outside {least}..={MAX_WINDOWS_RESERVED_ADDRESSES} for `{}`",
+                        n.value, out.model
+                    ),
+                );
+            } else {
+                out.addresses = n.value;
+            }
+        });
+    }
+    out
+}
+
 fn labels(field: &Option<Loc<LabelMap>>) -> Labels {
     field
         .as_ref()
@@ -399,6 +450,7 @@ impl Builder<'_> {
             n.datastore_delay =
                 positive(cx, &r.datastore_delay, "datastoreDelay", n.datastore_delay);
             n.windows_hns = windows_hns(cx, r);
+            n.windows_reserve = windows_reserve(cx, r, n.windows_hns);
             n.policy = val(&r.policy);
             if let Some(range) = &r.service_cluster_ip_range {
                 match range.value.0 {

@@ -232,9 +232,7 @@ impl CalicoIpam {
     ) -> Result<(), IpamError> {
         allowed.clear();
         let max_prefix = match (node.os, v6) {
-            // getMaxPrefixLen: 4 reserved addresses leave blocks of at most /29 (/125).
-            (Os::Windows, false) => 29,
-            (Os::Windows, true) => 125,
+            (Os::Windows, v6) => self.windows_max_prefix(v6),
             (Os::Linux, false) => 32,
             (Os::Linux, true) => 128,
         };
@@ -502,8 +500,10 @@ impl CalicoIpam {
     /// calico-node's tunnel addresses (`node/pkg/allocateip`): one per kind for which an
     /// enabled pool selecting the node has the encapsulation on. A Linux node gets a Tunnel-use
     /// address (usually ordinal 0 of its first block); a Windows node gets a block and uses
-    /// its reserved ordinal 1, so nothing extra is allocated. Idempotent; a kind no longer
-    /// needed has its address released.
+    /// a reserved ordinal of it (ordinal 1 per block, the first reserved per host), so nothing
+    /// extra is allocated — except under the per-pool model, where no address is reserved per
+    /// host and a Windows node gets a Tunnel-use address as a Linux node does. Idempotent; a
+    /// kind no longer needed has its address released.
     pub fn assign_tunnel(&mut self, now: SimTime, node: &str) -> Vec<(TunnelKind, AssignOutcome)> {
         self.expire_cooling(now);
         let Some(node_info) = self.node_state(node).map(|s| Arc::clone(&s.node)) else {
@@ -534,7 +534,8 @@ impl CalicoIpam {
                 self.release(now, &handle);
                 continue;
             }
-            if node_info.os == Os::Windows {
+            let per_pool = self.windows_reserve.model == WindowsReservation::PerPool;
+            if node_info.os == Os::Windows && !per_pool {
                 out.push((kind, self.windows_tunnel(now, &node_info, &pools)));
                 continue;
             }
@@ -571,7 +572,8 @@ impl CalicoIpam {
     }
 
     /// A Windows node's tunnel address: reserved ordinal 1 of its first affine block in
-    /// `pools`, claiming a block first if it has none (Calico's EnsureBlock).
+    /// `pools`, claiming a block first if it has none (Calico's EnsureBlock). Under the
+    /// per-host model it is ordinal 0 of the affine block carrying the host's reservation.
     pub(super) fn windows_tunnel(
         &mut self,
         now: SimTime,
@@ -584,9 +586,10 @@ impl CalicoIpam {
         let usable: Vec<Arc<str>> = pools
             .iter()
             .filter_map(|p| self.pools.get(p))
-            .filter(|s| s.pool.block_size <= 29)
+            .filter(|s| s.pool.block_size <= self.windows_max_prefix(s.v6))
             .map(|s| Arc::clone(&s.name))
             .collect();
+        let per_host = self.windows_reserve.model == WindowsReservation::PerHost;
         if usable.is_empty() {
             return AssignOutcome::failed(IpamError::NoQualifiedPool);
         }
@@ -595,7 +598,12 @@ impl CalicoIpam {
                 .iter()
                 .find(|&&id| {
                     let b = self.blocks.at(id);
-                    usable.iter().any(|p| **p == *b.pool)
+                    // Per host the tunnel is the host's reservation, in whichever pool it is.
+                    if per_host {
+                        b.windows_reserved() > 0
+                    } else {
+                        usable.iter().any(|p| **p == *b.pool)
+                    }
                 })
                 .copied()
         });
@@ -609,9 +617,10 @@ impl CalicoIpam {
             },
         };
         let b = self.blocks.at(id);
+        let ordinal = if per_host { 0 } else { 1 };
         AssignOutcome {
             allocations: vec![Allocation {
-                ip: b.ordinal_ip(1),
+                ip: b.ordinal_ip(ordinal),
                 block: b.cidr,
                 pool: String::from(&*b.pool),
                 borrowed: false,
@@ -696,6 +705,7 @@ impl CalicoIpam {
         index: u128,
         node: &IpamNode,
     ) -> Option<BlockId> {
+        let windows = (node.os == Os::Windows).then(|| self.windows_slots(pool, &node.name));
         let state = self.pools.get_mut(pool)?;
         let cidr = state.block_cidr(index);
         state.unclaimed.remove(index);
@@ -705,7 +715,7 @@ impl CalicoIpam {
             index,
             Some(node.name.clone()),
             now,
-            node.os == Os::Windows,
+            windows,
             &self.reserved,
         );
         let key = block.key();
@@ -725,5 +735,28 @@ impl CalicoIpam {
         });
         self.reindex(key);
         Some(id)
+    }
+}
+
+impl CalicoIpam {
+    /// What the block Windows node `node` is about to claim in `pool` reserves: Calico's four
+    /// per block; or, under a micro-pool model, the reserved count when no block carries the
+    /// host's (per-host: none of its affine blocks reserves) or the pool's (per-pool: none of
+    /// the pool's blocks reserves) reservation yet, else nothing.
+    fn windows_slots(&self, pool: &str, node: &str) -> WindowsSlots {
+        let n = self.windows_reserve.addresses;
+        let carried = match self.windows_reserve.model {
+            WindowsReservation::PerBlock => return WindowsSlots::Calico,
+            WindowsReservation::PerHost => self.node_state(node).is_some_and(|s| {
+                s.affine
+                    .iter()
+                    .any(|&id| self.blocks.at(id).windows_reserved() > 0)
+            }),
+            WindowsReservation::PerPool => self
+                .blocks
+                .values()
+                .any(|b| *b.pool == *pool && b.windows_reserved() > 0),
+        };
+        WindowsSlots::First(if carried { 0 } else { n })
     }
 }

@@ -26,7 +26,9 @@ use ipnet::IpNet;
 use smallvec::SmallVec;
 
 use super::arena::{BlockId, Blocks};
-use super::block::{Block, BlockKey, HandleId, ReservedSet, bits_ip, ip_bits, net_key};
+use super::block::{
+    Block, BlockKey, HandleId, ReservedSet, WindowsSlots, bits_ip, ip_bits, net_key,
+};
 use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::start_index;
@@ -35,6 +37,7 @@ use super::{
     TunnelKind, Use,
 };
 use crate::ipam::ranges::RangeSet;
+use crate::model::network::{WindowsReservation, WindowsReserve};
 use crate::model::time::{SimDuration, SimTime};
 
 mod assign;
@@ -178,6 +181,8 @@ pub struct CalicoIpam {
     profile: Profile,
     config: IpamConfig,
     windows_use_single_network: bool,
+    /// Which addresses Windows blocks reserve (`network.windowsReservation`).
+    windows_reserve: WindowsReserve,
     pub(crate) pools: BTreeMap<String, PoolBlocks>,
     reservations: Vec<IpReservation>,
     reserved: ReservedSet,
@@ -214,6 +219,7 @@ impl CalicoIpam {
             profile,
             config,
             windows_use_single_network: true,
+            windows_reserve: WindowsReserve::default(),
             pools: BTreeMap::new(),
             reservations: Vec::new(),
             reserved: ReservedSet::default(),
@@ -239,6 +245,32 @@ impl CalicoIpam {
 
     pub fn set_windows_use_single_network(&mut self, on: bool) {
         self.windows_use_single_network = on;
+    }
+
+    /// The Windows reservation model; blocks already created keep what they reserved.
+    /// `per-host` reserves at least one address (the host's gateway/tunnel address).
+    pub fn set_windows_reservation(&mut self, mut reserve: WindowsReserve) {
+        if reserve.model == WindowsReservation::PerHost {
+            reserve.addresses = reserve.addresses.max(1);
+        }
+        self.windows_reserve = reserve;
+    }
+
+    pub fn windows_reservation(&self) -> WindowsReserve {
+        self.windows_reserve
+    }
+
+    /// The longest block prefix a Windows node can use: Calico's `getMaxPrefixLen` leaves
+    /// /29 (/125) when four addresses of each block are reserved; the micro-pool models
+    /// allow blocks of four addresses (REFERENCE §3), /30 (/126).
+    pub fn windows_max_prefix(&self, v6: bool) -> u8 {
+        let per_block = self.windows_reserve.model == WindowsReservation::PerBlock;
+        match (v6, per_block) {
+            (false, true) => 29,
+            (false, false) => 30,
+            (true, true) => 125,
+            (true, false) => 126,
+        }
     }
 
     /// Drains the changes since the last call, oldest first.
