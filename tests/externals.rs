@@ -264,9 +264,18 @@ fn trace_to_an_external_shows_the_snat_on_the_first_hop_and_the_reply() {
 /// report.json of `scenario` run until `until`, parsed. Its `expect:` list is left out, since
 /// a run lasts until its latest expectation.
 fn report_json(scenario: &str, until: &str) -> serde_json::Value {
+    report_json_with(scenario, until, &|t| t.to_string())
+}
+
+/// [`report_json`] of the scenario's text changed by `edit`.
+fn report_json_with(
+    scenario: &str,
+    until: &str,
+    edit: &dyn Fn(&str) -> String,
+) -> serde_json::Value {
     let dir = common::temp_dir("externals-report");
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario);
-    let text = std::fs::read_to_string(path).expect("scenario");
+    let text = edit(&std::fs::read_to_string(path).expect("scenario"));
     let text = text.split("\nexpect:\n").next().unwrap_or_default();
     let file = common::write(&dir, "s.yaml", text);
     let out = dir.join("out").display().to_string();
@@ -461,4 +470,139 @@ fn the_report_says_how_an_external_reaches_each_service_port() {
 fn the_externals_key_is_an_empty_list_without_externals() {
     let v = report_json("scenarios/block-limit.yaml", "1m");
     assert_eq!(v["externals"], serde_json::json!([]));
+}
+
+/// `(service, outcome, paths, pathsDelivered, failures)` of an external's `toServices`.
+type ServiceFlow = (String, String, u64, u64, Vec<String>);
+
+fn service_flows(v: &serde_json::Value) -> Vec<ServiceFlow> {
+    v["externals"][0]["toServices"]
+        .as_array()
+        .expect("toServices")
+        .iter()
+        .map(|s| {
+            (
+                s["service"].as_str().unwrap_or("?").to_string(),
+                s["outcome"].as_str().unwrap_or("?").to_string(),
+                s["paths"].as_u64().unwrap_or(0),
+                s["pathsDelivered"].as_u64().unwrap_or(0),
+                s["failures"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|f| f.as_str().unwrap_or("?").to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn fabric_ecmp_spreads_an_external_over_every_advertising_node_and_judges_every_path() {
+    // scenarios/service-ecmp.yaml (derivation in its comment): tor-rack-1 holds three
+    // equal-cost paths (r1-n-1, r1-n-2, r1-n-3) for both Service CIDRs. local (its cluster IP,
+    // internalTrafficPolicy Local) has its only endpoint on r1-n-2: delivered on 1 of 3 paths,
+    // no-endpoints on the paths via r1-n-1 (path 1) and r1-n-3 (path 3). web (Cluster) delivers
+    // on all three.
+    let v = report_json("scenarios/service-ecmp.yaml", "1m");
+    let local_words = |node: &str, path: u32| {
+        format!(
+            "no-endpoints at {node} (traffic policy Local: no ready endpoint on this node) on \
+             ECMP path {path} of 3"
+        )
+    };
+    assert_eq!(
+        service_flows(&v),
+        vec![
+            (
+                "default/local".into(),
+                "some".into(),
+                3,
+                1,
+                vec![local_words("r1-n-1", 1), local_words("r1-n-3", 3)]
+            ),
+            ("default/web".into(), "every".into(), 3, 3, vec![]),
+        ]
+    );
+    // Without ECMP the ToR sends everything by its best route, r1-n-1's (lowest router ID),
+    // where local has no endpoint: one path, delivering nothing.
+    let single = report_json_with("scenarios/service-ecmp.yaml", "1m", &|t| {
+        t.replace("ecmp: true", "ecmp: false")
+    });
+    assert_eq!(
+        service_flows(&single),
+        vec![
+            (
+                "default/local".into(),
+                "none".into(),
+                1,
+                0,
+                vec![
+                    "no-endpoints at r1-n-1 (traffic policy Local: no ready endpoint on this node)"
+                        .into()
+                ]
+            ),
+            ("default/web".into(), "every".into(), 1, 1, vec![]),
+        ]
+    );
+    // The trace names the fork, the branch the flow hash picks (the same on every run), and
+    // every branch's verdict.
+    let args = [
+        "trace",
+        "scenarios/service-ecmp.yaml",
+        "--from",
+        "internet",
+        "--to",
+        "svc/default/local",
+        "--port",
+        "80",
+        "--at",
+        "1m",
+    ];
+    let (code, text, stderr) = podnet(&args);
+    assert!(code == 0 || code == 1, "{stderr}");
+    assert!(
+        text.contains(
+            "ecmp at tor-rack-1: 3 equal-cost next hops r1-n-1, r1-n-2, r1-n-3; the flow hash picks r1-n-"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("ecmp path 2 of 3 via r1-n-2"), "{text}");
+    assert!(text.contains("delivered on 1 of 3 ECMP paths"), "{text}");
+    assert_eq!(text.matches("(the flow hash's)").count(), 1, "{text}");
+    // Delivered exactly when the hash picked r1-n-2.
+    let picked_2 = text.contains("the flow hash picks r1-n-2");
+    assert_eq!(code == 0, picked_2, "{text}");
+    assert_eq!(podnet(&args).1, text);
+}
+
+#[test]
+fn an_ecmp_fabric_exports_routers_that_merge_equal_paths() {
+    // With topology.fabric.ecmp the ToR's kernel protocol merges equal-cost BGP paths (BIRD's
+    // `merge paths on`); without it, one path per prefix, as before.
+    let router = |scenario: &str| {
+        let dir = common::temp_dir("externals-bird");
+        let out = dir.display().to_string();
+        let (code, _, stderr) = podnet(&[
+            "export",
+            "bird",
+            scenario,
+            "--node",
+            "tor-rack-1",
+            "--out",
+            &out,
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        std::fs::read_to_string(dir.join("tor-rack-1.conf")).expect("tor-rack-1.conf")
+    };
+    let ecmp = router("scenarios/service-ecmp.yaml");
+    assert!(
+        ecmp.contains("protocol kernel {\n  scan time 2;\n  merge paths on;\n"),
+        "{ecmp}"
+    );
+    let single = router("scenarios/service-etp-local.yaml");
+    assert!(!single.contains("merge paths"), "{single}");
+    assert!(single.contains("(no ECMP)"), "{single}");
 }

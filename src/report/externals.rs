@@ -33,7 +33,7 @@ use crate::forwarding::walk::Trace;
 use crate::model::topology::DeviceId;
 use crate::sim::Snapshot;
 use crate::sim::external_expect::{pod_connections, words};
-use crate::sim::service_entry_expect::entry_port;
+use crate::sim::service_entry_expect::entry_port_paths;
 use crate::sim::service_expect::{PortOutcome, service_ports};
 
 /// One external and the traffic crossing the cluster's edge with it.
@@ -107,8 +107,13 @@ pub struct ServiceFlowRow {
     /// The address it reaches the Service at, and which kind it is.
     pub address: String,
     pub kind: &'static str,
-    /// `every`, `some` or `none`: whether every endpoint a connection can reach delivers.
+    /// `every`, `some` or `none`: whether every endpoint a connection can reach delivers,
+    /// over every ECMP path.
     pub outcome: &'static str,
+    /// The fabric's equal-cost paths in (1 without ECMP), and on how many of them every
+    /// reachable endpoint delivers.
+    pub paths: usize,
+    pub paths_delivered: usize,
     /// The failures in words, each once.
     pub failures: Vec<String>,
 }
@@ -269,15 +274,22 @@ fn services(
         };
         for port in service_ports(v, None) {
             let mut failures = Vec::new();
-            let outcome = match entry_port(last, policing, from, address, port, &mut failures) {
-                Ok(PortOutcome::Every) => "every",
-                Ok(PortOutcome::Some { .. }) => "some",
-                Ok(PortOutcome::None) => "none",
-                Err(e) => {
-                    failures.push(e);
-                    "none"
-                }
-            };
+            let (outcome, paths, paths_delivered) =
+                match entry_port_paths(last, policing, from, address, port, &mut failures) {
+                    Ok(p) => (
+                        match p.outcome {
+                            PortOutcome::Every => "every",
+                            PortOutcome::Some { .. } => "some",
+                            PortOutcome::None => "none",
+                        },
+                        p.paths,
+                        p.delivered,
+                    ),
+                    Err(e) => {
+                        failures.push(e);
+                        ("none", 0, 0)
+                    }
+                };
             let mut unique = BTreeSet::new();
             failures.retain(|f| unique.insert(f.clone()));
             out.push(ServiceFlowRow {
@@ -286,6 +298,8 @@ fn services(
                 address: address.to_string(),
                 kind: kind.as_str(),
                 outcome,
+                paths,
+                paths_delivered,
                 failures,
             });
         }
@@ -429,8 +443,19 @@ pub fn section(report: &Report) -> Option<Section> {
                             0,
                             "Service port",
                             format!(
-                                "{} → service {} {} port {}: {fail}",
-                                x.name, s.service, s.address, s.port
+                                "{} → service {} {} port {}{}: {fail}",
+                                x.name,
+                                s.service,
+                                s.address,
+                                s.port,
+                                if s.paths > 1 {
+                                    format!(
+                                        " (delivered on {} of {} ECMP paths)",
+                                        s.paths_delivered, s.paths
+                                    )
+                                } else {
+                                    String::new()
+                                }
                             ),
                         )
                     });
