@@ -197,6 +197,7 @@ fn empty_report() -> Report {
         policy: None,
         connectivity: None,
         services: Vec::new(),
+        externals: Vec::new(),
         unreachable_causes: Vec::new(),
         windows: None,
         expectations: Vec::new(),

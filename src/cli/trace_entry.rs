@@ -16,7 +16,7 @@ use crate::forwarding::advertise::advertisers;
 use crate::forwarding::connect::{Connection, ConnectionVerdict, Policing};
 use crate::forwarding::service::{NoBackend, ServiceView};
 use crate::forwarding::service_entry::{
-    Inbound, Leg, ServiceEntry, connect_entry, entry_address, service_at,
+    Fork, Inbound, Leg, ServiceEntry, connect_entry, connect_entry_paths, entry_address, service_at,
 };
 use crate::forwarding::{Trace, Verdict};
 use crate::model::TextEnum;
@@ -72,18 +72,99 @@ pub fn run(args: &TraceArgs, snap: &Snapshot, external: usize) -> Option<i32> {
     ) else {
         return fail(format!("--to: {address} is no address of a Service"));
     };
+    // With fabric ECMP, every branch of the walk in, each to its own node.
+    let paths = if e.forks.is_empty() {
+        Vec::new()
+    } else {
+        connect_entry_paths(
+            &snap.dataplane,
+            policing.as_ref(),
+            &snap.services,
+            (external, client),
+            address,
+            &packet,
+            false,
+        )
+        .unwrap_or_default()
+    };
     let enforced = policing.is_some().then_some(&packet);
     match args.format {
-        Format::Text => out!("{}", text(snap, args, view, &e, enforced)),
-        Format::Json => outln!(
-            "{}",
-            serde_json::to_string_pretty(&to_json(snap, view, &e)).unwrap_or_default()
+        Format::Text => out!(
+            "{}{}",
+            text(snap, args, view, &e, enforced),
+            ecmp_lines(snap, &paths)
         ),
+        Format::Json => {
+            let mut v = to_json(snap, view, &e);
+            v["ecmp"] = ecmp_json(snap, &e, &paths);
+            outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
     }
     Some(if e.verdict().delivered() {
         exit::OK
     } else {
         exit::FAILED
+    })
+}
+
+/// `ecmp at R: N equal-cost next hops A, B, C; the flow hash picks B`.
+fn fork_line(snap: &Snapshot, f: &Fork) -> String {
+    let hops: Vec<String> = f.options.iter().map(|d| name(snap, *d)).collect();
+    format!(
+        "ecmp at {}: {} equal-cost next hops {}; the flow hash picks {}\n",
+        name(snap, f.at),
+        f.options.len(),
+        hops.join(", "),
+        hops[f.hashed]
+    )
+}
+
+/// The branches a connection may take: the devices each fork sends it to.
+fn branch_name(snap: &Snapshot, e: &ServiceEntry) -> String {
+    e.forks
+        .iter()
+        .map(|f| name(snap, f.options[f.picked]))
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+/// Every ECMP branch with its verdict, and how many deliver; empty without forks.
+fn ecmp_lines(snap: &Snapshot, paths: &[ServiceEntry]) -> String {
+    if paths.len() < 2 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let delivered = paths.iter().filter(|p| p.verdict().delivered()).count();
+    for (i, p) in paths.iter().enumerate() {
+        let mark = if p.hashed() { " (the flow hash's)" } else { "" };
+        out.push_str(&format!(
+            "ecmp path {} of {} via {}{mark}: {}\n",
+            i + 1,
+            paths.len(),
+            branch_name(snap, p),
+            words(snap, &p.verdict())
+        ));
+    }
+    out.push_str(&format!(
+        "delivered on {delivered} of {} ECMP paths\n",
+        paths.len()
+    ));
+    out
+}
+
+fn ecmp_json(snap: &Snapshot, e: &ServiceEntry, paths: &[ServiceEntry]) -> serde_json::Value {
+    json!({
+        "forks": e.forks.iter().map(|f| json!({
+            "at": name(snap, f.at),
+            "nextHops": f.options.iter().map(|d| name(snap, *d)).collect::<Vec<_>>(),
+            "hashed": name(snap, f.options[f.hashed]),
+        })).collect::<Vec<_>>(),
+        "paths": paths.iter().map(|p| json!({
+            "via": p.forks.iter().map(|f| name(snap, f.options[f.picked])).collect::<Vec<_>>(),
+            "hashed": p.hashed(),
+            "delivered": p.verdict().delivered(),
+            "verdict": words(snap, &p.verdict()),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -96,12 +177,16 @@ fn node_names(snap: &Snapshot, nodes: &[DeviceId]) -> String {
 }
 
 /// `advertised as P by a, b` or `advertised by no node`.
-fn advertised_line(snap: &Snapshot, address: IpAddr) -> String {
+fn advertised_line(snap: &Snapshot, address: IpAddr, forks: bool) -> String {
     match advertisers(&snap.service_routes, address) {
         Some((prefix, nodes)) => format!(
-            "advertised as {prefix} by {} (the fabric keeps one best route per prefix: no \
-             multipath)",
-            node_names(snap, &nodes)
+            "advertised as {prefix} by {} ({})",
+            node_names(snap, &nodes),
+            if forks {
+                "routers with equal-cost paths spread flows over them: see the ecmp lines"
+            } else {
+                "one best route per prefix on the way in: no equal-cost paths"
+            }
         ),
         None => "advertised by no node".to_string(),
     }
@@ -161,7 +246,10 @@ fn text(
         e.client,
         name(snap, ext.attach)
     ));
-    out.push_str(&format!("{}\n", advertised_line(snap, e.address)));
+    out.push_str(&format!(
+        "{}\n",
+        advertised_line(snap, e.address, !e.forks.is_empty())
+    ));
     let inbound = Trace {
         hops: e.inbound.clone(),
         verdict: match &e.entered {
@@ -177,6 +265,9 @@ fn text(
         },
     };
     out.push_str(&hop_lines(snap, &inbound, &|_| None));
+    for f in &e.forks {
+        out.push_str(&fork_line(snap, f));
+    }
     if let (Inbound::Node(node), Some(d)) = (&e.entered, &e.dnat) {
         let policy = match e.kind {
             crate::forwarding::advertise::ServiceIpKind::Cluster => format!(

@@ -634,8 +634,16 @@ fn router_config(inputs: &Inputs, id: DeviceId, me: Option<&Speaker>) -> String 
          # address as peer (`ip addr add LOCAL peer REMOTE dev IF`).\n\
          router id {rid};\n\n\
          protocol device {{\n  scan time 2;\n}}\n\n\
-         # One path per prefix, as podnet's FIBs hold (no ECMP).\n\
-         protocol kernel {{\n  scan time 2;\n  ipv4 {{\n    import none;\n    export all;\n  }};\n}}\n",
+         {kernel}",
+        kernel = if inputs.topology.fabric.ecmp {
+            "# Equal-cost BGP paths merged into one multipath route (topology.fabric.ecmp).\n\
+             protocol kernel {\n  scan time 2;\n  merge paths on;\n  ipv4 {\n    import none;\n    \
+             export all;\n  };\n}\n"
+        } else {
+            "# One path per prefix, as podnet's FIBs hold (no ECMP).\n\
+             protocol kernel {\n  scan time 2;\n  ipv4 {\n    import none;\n    export all;\n  \
+             };\n}\n"
+        },
         name = device.name,
         bgp = if me.is_some() {
             " and one BGP session per neighbour passing on only BGP-learned routes"

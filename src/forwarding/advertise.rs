@@ -110,6 +110,16 @@ pub fn service_ips(view: &ServiceView) -> Vec<(ServiceIpKind, IpAddr)> {
     out
 }
 
+/// Whether [`advertised`] reads the Service's endpoints: a NodePort or LoadBalancer Service
+/// with `externalTrafficPolicy: Local`, whose /32s come from the nodes with a ready endpoint.
+/// The others are advertised the same whatever their endpoints.
+pub fn needs_endpoints(s: &crate::model::service::Service) -> bool {
+    matches!(
+        s.service_type,
+        ServiceType::NodePort | ServiceType::LoadBalancer
+    ) && s.external_traffic_policy == TrafficPolicy::Local
+}
+
 /// The static routes each node advertises for Services, by node device.
 pub fn advertised(
     cidrs: &ServiceCidrs,

@@ -25,6 +25,7 @@
 pub mod advertise;
 pub mod connect;
 mod dataplane;
+pub mod ecmp;
 pub mod external;
 pub mod fib;
 pub mod policy_reach;

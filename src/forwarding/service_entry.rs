@@ -24,14 +24,19 @@
 //! walk to the endpoint, its ingress policy, the reply); replies never meet policy. The
 //! endpoint is kube-proxy's seeded draw ([`dnat`]) keyed by the client's address, and the
 //! other candidates are followed too, as for a pod's connection to a Service.
-//! What this is not: no NodePort, no ECMP (the fabric's routers hold one best route per
-//! prefix), no health-check node port.
+//! With fabric ECMP (`topology.fabric.ecmp`, [`super::ecmp`]) a router holding several
+//! equal-cost paths for the address forks the walk in: [`connect_entry`] follows the branch
+//! the seeded flow hash picks and records every fork ([`Fork`]: the equal next hops and the
+//! one picked); [`connect_entry_paths`] follows every branch (each its own node, DNAT and
+//! legs), so reachability is judged over all of them.
+//! What this is not: no NodePort, no health-check node port.
 
 use std::net::IpAddr;
 
 use super::advertise::{ServiceIpKind, service_ips};
 use super::connect::{ConnectionVerdict, Policing, PolicyCheck};
 use super::dataplane::Dataplane;
+use super::ecmp;
 use super::external::{Entered, enter};
 use super::fib::Origin;
 use super::service::{Dnat, NoBackend, ServiceTable, ServiceView, dnat_with};
@@ -50,6 +55,37 @@ pub enum Inbound {
     /// The walk in stopped.
     Lost { reason: Reason, at: DeviceId },
 }
+
+/// A router on the walk in with several equal-cost next hops (fabric ECMP).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fork {
+    pub at: DeviceId,
+    /// The equal-cost next hops, the best route's first.
+    pub options: Vec<DeviceId>,
+    /// Which of them this walk took.
+    pub picked: usize,
+    /// Which of them the flow hash picks (the one a real connection takes).
+    pub hashed: usize,
+}
+
+/// How the walk in chooses at a fork: by the flow hash, or by a list of choices (one per
+/// fork met, the first branch beyond its end) to enumerate every branch.
+#[derive(Clone, Copy)]
+enum Choice<'a> {
+    Hash {
+        seed: u64,
+        flow: u64,
+    },
+    Script {
+        seed: u64,
+        flow: u64,
+        picks: &'a [usize],
+    },
+}
+
+/// The most ECMP branches followed for one connection; beyond it the rest are left out
+/// (a fabric of that width is far past podnet's racks of one ToR).
+pub const MAX_PATHS: usize = 64;
 
 /// The packet from the node to one endpoint, and its reply.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +159,8 @@ pub struct ServiceEntry {
     pub kind: ServiceIpKind,
     /// From the attachment router to the node (included), or to where it stopped.
     pub inbound: Vec<Hop>,
+    /// The ECMP forks on the way in, in walk order (none without fabric ECMP).
+    pub forks: Vec<Fork>,
     pub entered: Inbound,
     pub dnat: Option<Result<Dnat, NoBackend>>,
     /// The node's address the packet was masqueraded to, if it was.
@@ -162,6 +200,11 @@ impl ServiceEntry {
         }
     }
 
+    /// This walk took the flow hash's branch at every fork (always without ECMP).
+    pub fn hashed(&self) -> bool {
+        self.forks.iter().all(|f| f.picked == f.hashed)
+    }
+
     /// Every leg a connection of this client can take: only the chosen one with ClientIP
     /// affinity, every candidate otherwise.
     pub fn reachable_legs(&self) -> Vec<&Leg> {
@@ -197,8 +240,15 @@ pub fn service_at(table: &ServiceTable, ip: IpAddr) -> Option<(&ServiceView, Ser
     })
 }
 
-/// Walks the packet in from `attach` towards `address` until it reaches a node.
-fn walk_in(dp: &Dataplane, attach: DeviceId, address: IpAddr) -> (Vec<Hop>, Inbound) {
+/// Walks the packet in from `attach` towards `address` until it reaches a node, choosing at
+/// each ECMP fork by `choice`.
+fn walk_in(
+    dp: &Dataplane,
+    attach: DeviceId,
+    address: IpAddr,
+    choice: Choice<'_>,
+) -> (Vec<Hop>, Inbound, Vec<Fork>) {
+    let mut forks: Vec<Fork> = Vec::new();
     let learned = dp
         .lookup(attach, address)
         .is_some_and(|e| e.origin == Origin::Learned);
@@ -209,7 +259,7 @@ fn walk_in(dp: &Dataplane, attach: DeviceId, address: IpAddr) -> (Vec<Hop>, Inbo
             entry: dp.lookup(attach, address),
             outer: None,
         });
-        return (hops, Inbound::NotAdvertised { at: attach });
+        return (hops, Inbound::NotAdvertised { at: attach }, forks);
     }
     let (mut cur, mut mode, mut forwards) = (attach, Mode::Native, 0usize);
     loop {
@@ -219,7 +269,7 @@ fn walk_in(dp: &Dataplane, attach: DeviceId, address: IpAddr) -> (Vec<Hop>, Inbo
                 entry: None,
                 outer: None,
             });
-            return (hops, Inbound::Node(cur));
+            return (hops, Inbound::Node(cur), forks);
         }
         let p = process(dp, cur, mode, address, false);
         hops.push(Hop {
@@ -227,9 +277,9 @@ fn walk_in(dp: &Dataplane, attach: DeviceId, address: IpAddr) -> (Vec<Hop>, Inbo
             entry: p.entry,
             outer: p.outer,
         });
-        let (next, next_mode) = match p.step {
+        let (mut next, next_mode) = match p.step {
             Step::Forward { next, mode } => (next, mode),
-            Step::Stop(reason) => return (hops, Inbound::Lost { reason, at: cur }),
+            Step::Stop(reason) => return (hops, Inbound::Lost { reason, at: cur }, forks),
             _ => {
                 return (
                     hops,
@@ -237,9 +287,36 @@ fn walk_in(dp: &Dataplane, attach: DeviceId, address: IpAddr) -> (Vec<Hop>, Inbo
                         reason: Reason::NoRoute,
                         at: cur,
                     },
+                    forks,
                 );
             }
         };
+        let options = p
+            .entry
+            .as_ref()
+            .map_or_else(Vec::new, |e| ecmp::branches(dp, cur, e));
+        if options.len() > 1 {
+            let (seed, flow, picks) = match choice {
+                Choice::Hash { seed, flow } => (seed, flow, None),
+                Choice::Script { seed, flow, picks } => (seed, flow, Some(picks)),
+            };
+            let hashed = ecmp::pick(seed, flow, cur, options.len());
+            let picked = match picks {
+                None => hashed,
+                Some(p) => p
+                    .get(forks.len())
+                    .copied()
+                    .unwrap_or(0)
+                    .min(options.len() - 1),
+            };
+            next = options[picked];
+            forks.push(Fork {
+                at: cur,
+                options,
+                picked,
+                hashed,
+            });
+        }
         if let Some(reason) = forward_check(dp, cur, next, forwards) {
             let at = if reason == Reason::NodeDown {
                 next
@@ -253,7 +330,7 @@ fn walk_in(dp: &Dataplane, attach: DeviceId, address: IpAddr) -> (Vec<Hop>, Inbo
                     outer: None,
                 });
             }
-            return (hops, Inbound::Lost { reason, at });
+            return (hops, Inbound::Lost { reason, at }, forks);
         }
         forwards += 1;
         cur = next;
@@ -316,8 +393,8 @@ fn leg(
 
 /// Follows a new connection from `from`, an external (its index in `Topology::externals`)
 /// and the client address there, to `address`, an address of a Service of `table`, with
-/// `packet` (whose port is the Service port). `None` when the external or the address is
-/// unknown.
+/// `packet` (whose port is the Service port), along the ECMP branch the flow hash picks.
+/// `None` when the external or the address is unknown.
 pub fn connect_entry(
     dp: &Dataplane,
     policing: Option<&Policing<'_>>,
@@ -327,16 +404,91 @@ pub fn connect_entry(
     packet: &Packet,
     explain: bool,
 ) -> Option<ServiceEntry> {
+    let flow = ecmp::flow_key(from.1, address, packet.port, packet.protocol.0);
+    let choice = Choice::Hash {
+        seed: table.seed,
+        flow,
+    };
+    entry_along(
+        dp,
+        policing,
+        table,
+        (from, address),
+        packet,
+        explain,
+        choice,
+    )
+}
+
+/// The same connection along every ECMP branch of the walk in (at most [`MAX_PATHS`]), in
+/// branch order (at each fork the best route's next hop first); one entry without ECMP.
+/// The entry [`ServiceEntry::hashed`] says is the one [`connect_entry`] follows.
+pub fn connect_entry_paths(
+    dp: &Dataplane,
+    policing: Option<&Policing<'_>>,
+    table: &ServiceTable,
+    from: (usize, IpAddr),
+    address: IpAddr,
+    packet: &Packet,
+    explain: bool,
+) -> Option<Vec<ServiceEntry>> {
+    let flow = ecmp::flow_key(from.1, address, packet.port, packet.protocol.0);
+    let mut out: Vec<ServiceEntry> = Vec::new();
+    let mut picks: Vec<usize> = Vec::new();
+    loop {
+        let choice = Choice::Script {
+            seed: table.seed,
+            flow,
+            picks: &picks,
+        };
+        let e = entry_along(
+            dp,
+            policing,
+            table,
+            (from, address),
+            packet,
+            explain,
+            choice,
+        )?;
+        // The next branch: the last fork with a choice left takes it, earlier ones stay.
+        let next = e
+            .forks
+            .iter()
+            .rposition(|f| f.picked + 1 < f.options.len())
+            .map(|i| {
+                let mut p: Vec<usize> = e.forks[..i].iter().map(|f| f.picked).collect();
+                p.push(e.forks[i].picked + 1);
+                p
+            });
+        out.push(e);
+        match next {
+            Some(p) if out.len() < MAX_PATHS => picks = p,
+            _ => break,
+        }
+    }
+    Some(out)
+}
+
+fn entry_along(
+    dp: &Dataplane,
+    policing: Option<&Policing<'_>>,
+    table: &ServiceTable,
+    (from, address): ((usize, IpAddr), IpAddr),
+    packet: &Packet,
+    explain: bool,
+    choice: Choice<'_>,
+) -> Option<ServiceEntry> {
     let (external, client) = from;
     let attach = dp.externals().get(external)?.attach;
     let (view, kind) = service_at(table, address)?;
-    let (inbound, entered) = walk_in(dp, attach, address);
+    let (inbound, entered, forks) = walk_in(dp, attach, address, choice);
     let mut entry = ServiceEntry {
         external,
         client,
         address,
         kind,
         inbound,
+        forks,
         entered: entered.clone(),
         dnat: None,
         snat: None,

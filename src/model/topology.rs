@@ -85,6 +85,9 @@ pub struct Fabric {
     pub bgp: bool,
     pub spines_per_zone: u32,
     pub latency: Latencies,
+    /// Fabric routers forward over every equal-cost BGP path (BIRD's kernel protocol with
+    /// `merge paths on`), not only the best; see `forwarding::ecmp`.
+    pub ecmp: bool,
 }
 
 impl Default for Fabric {
@@ -93,6 +96,7 @@ impl Default for Fabric {
             bgp: false,
             spines_per_zone: 1,
             latency: Latencies::default(),
+            ecmp: false,
         }
     }
 }

@@ -9,6 +9,7 @@
 pub mod bgp;
 pub mod charts;
 pub mod dot;
+pub mod externals;
 pub mod html;
 pub mod junit;
 pub mod markdown;
@@ -67,6 +68,8 @@ pub struct Report {
     /// Services with their endpoints (SPEC §7), when the scenario has any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<services::ServiceRow>,
+    /// Traffic to and from each external (SPEC §7): an empty list without externals.
+    pub externals: Vec<externals::ExternalRow>,
     /// The same pairs grouped by root cause, largest first.
     pub unreachable_causes: Vec<unreachable::Cause>,
     /// Windows nodes' HNS objects and what each HNS layout allows, when any node runs Windows.
@@ -253,6 +256,7 @@ impl Report {
             policy,
             connectivity,
             services: services::rows(last, &outcome.endpoints),
+            externals: externals::rows(last),
             unreachable_causes,
             windows: windows::build(outcome),
             expectations,

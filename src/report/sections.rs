@@ -125,6 +125,7 @@ pub fn sections(report: &Report, unreachable: Option<&[UnreachableGroup]>) -> Ve
     ));
     out.extend(super::policy::section(report));
     out.extend(super::services::section(report));
+    out.extend(super::externals::section(report));
     out.push(super::bgp::section(report));
     out.extend([pools(report), nodes(report)]);
     out.extend(report.windows.as_ref().map(super::windows::section));

@@ -89,6 +89,8 @@ raw_struct! {
         bgp: bool = "bgp",
         spines_per_zone: u32 = "spinesPerZone",
         latency: RawLatency = "latency",
+        /// Fabric routers forward over every equal-cost BGP path (BIRD `merge paths on`).
+        ecmp: bool = "ecmp",
     }
 }
 

@@ -90,9 +90,20 @@ pub fn build(world: &World) -> Dataplane {
             .or_else(|| speakers.first().copied());
         let common = common_from.map(learned).unwrap_or_default();
         let table = builder.shared_table(common.iter().map(|(_, p, nh)| (*p, *nh)));
-        for device in speakers {
+        for &device in &speakers {
             let (extra, missing) = difference(&common, &learned(device));
             builder.learned_difference(device, table, extra, missing);
+        }
+        // Fabric ECMP (`forwarding::ecmp`): the routers' equal-cost paths.
+        if topology.fabric.ecmp {
+            for device in speakers
+                .into_iter()
+                .filter(|d| topology.device(*d).is_router())
+            {
+                for (prefix, next_hops) in bgp.equal_cost_next_hops(device) {
+                    builder.equal_paths(device, prefix, next_hops);
+                }
+            }
         }
     }
     builder.build()

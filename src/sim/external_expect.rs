@@ -10,9 +10,10 @@
 //! pod to deliver on every packet, `isolated` and `unreachable` none on any (with `reason`,
 //! every failure has that reason, a lost reply included).
 //!
-//! What this is not: no all-pairs counting of external traffic.
+//! [`pod_connections`] is the per-pod part, which the report's `externals` section shares.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 use super::expect::{addressed_keys, pod_name, probe_packets, select};
 use super::snapshot::Snapshot;
@@ -20,7 +21,7 @@ use crate::forwarding::connect::{Policing, packet_for};
 use crate::forwarding::external::{ExternalConnection, connect_in, connect_out};
 use crate::forwarding::{PodKey, Source};
 use crate::model::TextEnum;
-use crate::model::expect::{Check, PodSet};
+use crate::model::expect::{Check, PodSet, Probe};
 use crate::policy::eval::Packet;
 
 /// The words of an external connection's fate, for traces and expectations: `delivered`
@@ -111,13 +112,92 @@ pub fn judge(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), Strin
         ));
     }
     let policing = snap.policy.as_deref().map(Policing::new);
+    let (mut every, mut none) = (0u64, 0u64);
+    let mut failures: BTreeMap<String, (u64, PodKey)> = BTreeMap::new();
+    let tries = pod_connections(
+        snap,
+        policing.as_ref(),
+        &keys,
+        (index, address),
+        outward,
+        probe,
+    );
+    for (k, conns) in &tries {
+        let conns = match conns {
+            Ok(c) => c,
+            Err(e) => {
+                none += 1;
+                failures.entry(e.clone()).or_insert((0, *k)).0 += 1;
+                continue;
+            }
+        };
+        let mut delivered = 0usize;
+        for conn in conns {
+            match conn {
+                Ok(ec) if ec.delivered() => delivered += 1,
+                Ok(ec) => failures.entry(words(snap, ec)).or_insert((0, *k)).0 += 1,
+                Err(e) => failures.entry(e.clone()).or_insert((0, *k)).0 += 1,
+            }
+        }
+        if delivered == conns.len() && delivered > 0 {
+            every += 1;
+        } else if delivered == 0 {
+            none += 1;
+        }
+    }
+    let total = tries.len() as u64;
+    let some = total - every - none;
+    let mut actual = format!(
+        "{every} of {total} pods delivered on every {}, {some} on some",
+        if policing.is_some() {
+            "packet"
+        } else {
+            "connection"
+        }
+    );
+    for (w, (count, k)) in &failures {
+        actual.push_str(&format!("; {count} {w} (e.g. {})", pod_name(snap, *k)));
+    }
+    let holds = reach_holds(
+        c,
+        (every == total, none == total),
+        reason.map(|why| why.as_str()),
+        failures.keys(),
+    );
+    Ok((holds, expected, actual))
+}
+
+/// One pod's connections to or from an external, one per packet it stands for; `Err` when
+/// no packet could be made for it (a named port it does not declare), or for a connection
+/// the dataplane cannot follow.
+pub type PodConnections = (
+    PodKey,
+    Result<Vec<Result<ExternalConnection, String>>, String>,
+);
+
+/// The connections of each pod of `keys` to (`outward`) or from the external `external` (its
+/// index and address): per pod the packets `probe` stands for, or without one every packet
+/// class policy tells apart (without enforced policy one connection, an ICMP echo or the
+/// probe's packet). Shared by the expectations and the report's `externals` section.
+pub fn pod_connections(
+    snap: &Snapshot,
+    policing: Option<&Policing<'_>>,
+    keys: &[PodKey],
+    (index, address): (usize, IpAddr),
+    outward: bool,
+    probe: Option<&Probe>,
+) -> Vec<PodConnections> {
     // Per pod, the packets it is judged on: the external stands as a destination without an
     // endpoint (a named port needs a pod that declares it).
     let mut per_pod: Vec<(PodKey, Result<Vec<Packet>, String>)> = Vec::new();
-    match &policing {
+    match policing {
         Some(pol) => {
             let unknown = PodKey(u64::MAX);
-            let targets = if outward { vec![unknown] } else { keys.clone() };
+            let targets = if outward {
+                vec![unknown]
+            } else {
+                keys.to_vec()
+            };
             let (groups, unresolved) = probe_packets(pol, &targets, probe);
             let packets_of = |k: PodKey| {
                 let t = if outward { unknown } else { k };
@@ -139,79 +219,43 @@ pub fn judge(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), Strin
             per_pod.extend(keys.iter().map(|&k| (k, Ok(vec![packet]))));
         }
     }
-    let (mut every, mut none) = (0u64, 0u64);
-    let mut failures: BTreeMap<String, (u64, PodKey)> = BTreeMap::new();
-    for (k, packets) in &per_pod {
-        let packets = match packets {
-            Ok(p) => p,
-            Err(e) => {
-                none += 1;
-                failures.entry(e.clone()).or_insert((0, *k)).0 += 1;
-                continue;
-            }
-        };
-        let mut delivered = 0usize;
-        for packet in packets {
-            let conn = if outward {
-                connect_out(
-                    &snap.dataplane,
-                    policing.as_ref(),
-                    Source::Pod(*k),
-                    index,
-                    address,
-                    packet,
-                    false,
-                )
-            } else {
-                snap.dataplane.pod(*k).and_then(|p| {
-                    connect_in(
-                        &snap.dataplane,
-                        policing.as_ref(),
-                        index,
-                        address,
-                        p.ip,
-                        packet,
-                        false,
-                    )
-                })
-            };
-            match conn {
-                Some(ec) if ec.delivered() => delivered += 1,
-                Some(ec) => failures.entry(words(snap, &ec)).or_insert((0, *k)).0 += 1,
-                None => {
-                    failures
-                        .entry("not in the dataplane".to_string())
-                        .or_insert((0, *k))
-                        .0 += 1
-                }
-            }
-        }
-        if delivered == packets.len() && delivered > 0 {
-            every += 1;
-        } else if delivered == 0 {
-            none += 1;
-        }
-    }
-    let total = per_pod.len() as u64;
-    let some = total - every - none;
-    let mut actual = format!(
-        "{every} of {total} pods delivered on every {}, {some} on some",
-        if policing.is_some() {
-            "packet"
-        } else {
-            "connection"
-        }
-    );
-    for (w, (count, k)) in &failures {
-        actual.push_str(&format!("; {count} {w} (e.g. {})", pod_name(snap, *k)));
-    }
-    let holds = reach_holds(
-        c,
-        (every == total, none == total),
-        reason.map(|why| why.as_str()),
-        failures.keys(),
-    );
-    Ok((holds, expected, actual))
+    per_pod
+        .into_iter()
+        .map(|(k, packets)| {
+            let conns = packets.map(|packets| {
+                packets
+                    .iter()
+                    .map(|packet| {
+                        let conn = if outward {
+                            connect_out(
+                                &snap.dataplane,
+                                policing,
+                                Source::Pod(k),
+                                index,
+                                address,
+                                packet,
+                                false,
+                            )
+                        } else {
+                            snap.dataplane.pod(k).and_then(|p| {
+                                connect_in(
+                                    &snap.dataplane,
+                                    policing,
+                                    index,
+                                    address,
+                                    p.ip,
+                                    packet,
+                                    false,
+                                )
+                            })
+                        };
+                        conn.ok_or_else(|| "not in the dataplane".to_string())
+                    })
+                    .collect()
+            });
+            (k, conns)
+        })
+        .collect()
 }
 
 /// Whether a reachability expectation holds: `reachable` when every try delivered every time,

@@ -18,7 +18,7 @@ use super::external_expect::reach_holds;
 use super::service_expect::{PortOutcome, service_ports};
 use super::snapshot::Snapshot;
 use crate::forwarding::connect::{ConnectionVerdict, Policing};
-use crate::forwarding::service_entry::{EntryVerdict, connect_entry, entry_address};
+use crate::forwarding::service_entry::{EntryVerdict, connect_entry_paths, entry_address};
 use crate::model::TextEnum;
 use crate::model::expect::Check;
 use crate::model::topology::DeviceId;
@@ -77,8 +77,32 @@ pub fn entry_port(
     port: (u16, Protocol),
     failures: &mut Vec<String>,
 ) -> Result<PortOutcome, String> {
+    entry_port_paths(snap, policing, from, address, port, failures).map(|p| p.outcome)
+}
+
+/// [`entry_port`] with the ECMP paths counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryPaths {
+    pub outcome: PortOutcome,
+    /// The fabric's equal-cost paths in (1 without ECMP).
+    pub paths: usize,
+    /// Those on which every endpoint a connection can reach delivers.
+    pub delivered: usize,
+}
+
+/// [`entry_port`] over every ECMP branch of the walk in: a connection may take any of them
+/// (the flow hash spreads connections), so every endpoint reachable on every branch counts;
+/// a failure on a branch other than the first says which (`on ECMP path k of n`).
+pub fn entry_port_paths(
+    snap: &Snapshot,
+    policing: Option<&Policing<'_>>,
+    from: (usize, IpAddr),
+    address: IpAddr,
+    port: (u16, Protocol),
+    failures: &mut Vec<String>,
+) -> Result<EntryPaths, String> {
     let packet = Packet::with_port(port.1, port.0);
-    let entry = connect_entry(
+    let entries = connect_entry_paths(
         &snap.dataplane,
         policing,
         &snap.services,
@@ -88,31 +112,43 @@ pub fn entry_port(
         false,
     )
     .ok_or_else(|| format!("{address} is no Service address"))?;
-    let legs = entry.reachable_legs();
-    let verdicts: Vec<EntryVerdict> = if legs.is_empty() {
-        vec![entry.verdict()]
-    } else {
-        legs.iter()
-            .map(|l| match &l.verdict {
-                ConnectionVerdict::Delivered => EntryVerdict::Delivered,
-                v => EntryVerdict::Failed(v.clone()),
-            })
-            .collect()
-    };
+    let n = entries.len();
+    let (mut verdicts, mut paths_delivered) = (Vec::new(), 0usize);
+    for (i, entry) in entries.iter().enumerate() {
+        let legs = entry.reachable_legs();
+        let on_path: Vec<EntryVerdict> = if legs.is_empty() {
+            vec![entry.verdict()]
+        } else {
+            legs.iter()
+                .map(|l| match &l.verdict {
+                    ConnectionVerdict::Delivered => EntryVerdict::Delivered,
+                    v => EntryVerdict::Failed(v.clone()),
+                })
+                .collect()
+        };
+        paths_delivered += usize::from(on_path.iter().all(EntryVerdict::delivered));
+        for v in on_path.iter().filter(|v| !v.delivered()) {
+            let mut w = words(snap, v);
+            if n > 1 {
+                w.push_str(&format!(" on ECMP path {} of {n}", i + 1));
+            }
+            failures.push(w);
+        }
+        verdicts.extend(on_path);
+    }
     let delivered = verdicts.iter().filter(|v| v.delivered()).count();
-    failures.extend(
-        verdicts
-            .iter()
-            .filter(|v| !v.delivered())
-            .map(|v| words(snap, v)),
-    );
-    Ok(match delivered {
+    let outcome = match delivered {
         0 => PortOutcome::None,
         n if n == verdicts.len() => PortOutcome::Every,
-        n => PortOutcome::Some {
-            delivered: n,
+        d => PortOutcome::Some {
+            delivered: d,
             reachable: verdicts.len(),
         },
+    };
+    Ok(EntryPaths {
+        outcome,
+        paths: n,
+        delivered: paths_delivered,
     })
 }
 
@@ -164,16 +200,20 @@ pub fn judge(
     let policing = snap.policy.as_deref().map(Policing::new);
     let (mut every, mut none) = (0usize, 0usize);
     let mut failures: BTreeMap<String, (u64, u16)> = BTreeMap::new();
+    let (mut paths, mut paths_delivered) = (0usize, 0usize);
     for &port in &ports {
         let mut words = Vec::new();
-        match entry_port(
+        let p = entry_port_paths(
             snap,
             policing.as_ref(),
             (index, client),
             address,
             port,
             &mut words,
-        )? {
+        )?;
+        paths += p.paths;
+        paths_delivered += p.delivered;
+        match p.outcome {
             PortOutcome::Every => every += 1,
             PortOutcome::None => none += 1,
             PortOutcome::Some { .. } => {}
@@ -188,6 +228,11 @@ pub fn judge(
         kind.as_str(),
         total - every - none
     );
+    if paths > total {
+        actual.push_str(&format!(
+            " (over the fabric's ECMP paths: {paths_delivered} of {paths} delivered)"
+        ));
+    }
     for (w, (count, port)) in &failures {
         actual.push_str(&format!("; {count} {w} (e.g. :{port})"));
     }

@@ -20,7 +20,13 @@ impl Simulation<'_> {
         let wanted = if cidrs.is_empty() {
             BTreeMap::new()
         } else {
-            let table = services::table(&self.world, &self.scenario.workloads, self.scenario.seed);
+            // Only Local Services' endpoints decide where their /32s come from.
+            let table = services::table_where(
+                &self.world,
+                &self.scenario.workloads,
+                self.scenario.seed,
+                advertise::needs_endpoints,
+            );
             advertise::advertised(cidrs, &table, &self.world.topology)
         };
         if wanted == self.world.control.service_routes {

@@ -152,11 +152,33 @@ impl Services {
 
 /// The Services of the world as they are now, with their EndpointSlices.
 pub fn table(world: &World, workloads: &[Workload], seed: u64) -> ServiceTable {
-    let services = world
-        .services
+    table_where(world, workloads, seed, |_| true)
+}
+
+/// [`table`] with the EndpointSlices of only the Services `wanted` picks (the others' are
+/// left empty), for a caller that reads only those: with none picked no pod is looked at,
+/// so an event costs nothing per pod.
+pub fn table_where(
+    world: &World,
+    workloads: &[Workload],
+    seed: u64,
+    wanted: impl Fn(&Service) -> bool,
+) -> ServiceTable {
+    let installed: Vec<&Installed> = world.services.iter().collect();
+    let picked: Vec<&Service> = installed
         .iter()
+        .map(|i| &i.service)
+        .filter(|s| wanted(s))
+        .collect();
+    let mut slices = endpoint_slices(world, workloads, &picked).into_iter();
+    let services = installed
+        .into_iter()
         .map(|i| ServiceView {
-            backends: backends(world, workloads, &i.service),
+            backends: if wanted(&i.service) {
+                slices.next().unwrap_or_default()
+            } else {
+                Vec::new()
+            },
             service: i.service.clone(),
             cluster_ip: i.cluster_ip,
         })
@@ -164,40 +186,67 @@ pub fn table(world: &World, workloads: &[Workload], seed: u64) -> ServiceTable {
     ServiceTable { seed, services }
 }
 
-fn backends(world: &World, workloads: &[Workload], s: &Service) -> Vec<Backend> {
-    let mut out = Vec::new();
+/// The EndpointSlice of each of `services`, in their order, from one pass over the pods:
+/// a pod is matched only against the Services of its own namespace (pods + matches per
+/// call, not pods × Services).
+fn endpoint_slices(
+    world: &World,
+    workloads: &[Workload],
+    services: &[&Service],
+) -> Vec<Vec<Backend>> {
+    let mut out: Vec<Vec<Backend>> = vec![Vec::new(); services.len()];
+    if services.is_empty() {
+        return out;
+    }
+    let mut by_namespace: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, s) in services.iter().enumerate() {
+        by_namespace
+            .entry(s.namespace.as_str())
+            .or_default()
+            .push(i);
+    }
     for pod in world.cluster.pods() {
+        let Some(of_namespace) = by_namespace.get(pod.namespace.as_str()) else {
+            continue;
+        };
         let (Some(ip), Some(node)) = (pod.ip(&world.topology), pod.node) else {
             continue;
         };
         let Some(workload) = workloads.get(pod.workload.index()) else {
             continue;
         };
-        if pod.namespace != s.namespace || !s.selects(&workload.labels) {
-            continue;
+        for &i in of_namespace {
+            let s = services[i];
+            if !s.selects(&workload.labels) {
+                continue;
+            }
+            let target_ports = s
+                .ports
+                .iter()
+                .map(|p| match &p.target_port {
+                    TargetPort::Number(n) => Some(*n),
+                    TargetPort::Name(name) => workload
+                        .ports
+                        .iter()
+                        .find(|c| {
+                            c.name.as_deref() == Some(name.as_str()) && c.protocol == p.protocol
+                        })
+                        .map(|c| c.container_port),
+                })
+                .collect();
+            out[i].push(Backend {
+                pod: PodKey(pod.id.0),
+                name: pod.key(),
+                ip,
+                node: world.topology.node(node).device,
+                ready: pod.status == PodStatus::Running,
+                target_ports,
+            });
         }
-        let target_ports = s
-            .ports
-            .iter()
-            .map(|p| match &p.target_port {
-                TargetPort::Number(n) => Some(*n),
-                TargetPort::Name(name) => workload
-                    .ports
-                    .iter()
-                    .find(|c| c.name.as_deref() == Some(name.as_str()) && c.protocol == p.protocol)
-                    .map(|c| c.container_port),
-            })
-            .collect();
-        out.push(Backend {
-            pod: PodKey(pod.id.0),
-            name: pod.key(),
-            ip,
-            node: world.topology.node(node).device,
-            ready: pod.status == PodStatus::Running,
-            target_ports,
-        });
     }
-    out.sort_by(|a, b| a.ip.cmp(&b.ip).then_with(|| a.name.cmp(&b.name)));
+    for slice in &mut out {
+        slice.sort_by(|a, b| a.ip.cmp(&b.ip).then_with(|| a.name.cmp(&b.name)));
+    }
     out
 }
 
@@ -221,8 +270,10 @@ impl EndpointSeries {
     /// Records the counts of every Service at `time_us` where they changed.
     pub fn observe(&mut self, time_us: u64, world: &World, workloads: &[Workload]) {
         let mut seen = BTreeSet::new();
-        for i in world.services.iter() {
-            let b = backends(world, workloads, &i.service);
+        let installed: Vec<&Installed> = world.services.iter().collect();
+        let services: Vec<&Service> = installed.iter().map(|i| &i.service).collect();
+        let slices = endpoint_slices(world, workloads, &services);
+        for (i, b) in installed.iter().zip(slices) {
             let name = format!("{}/{}", i.service.namespace, i.service.name);
             let sample = EndpointSample {
                 time_us,

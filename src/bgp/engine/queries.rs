@@ -6,6 +6,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use crate::bgp::SessionId;
+use crate::bgp::decision::{LostBecause, RouteStatus};
 use crate::bgp::peering::{IdleReason, Session, SessionState, SessionType, Speaker};
 use crate::bgp::rib::{PrefixId, RouteSource};
 use crate::model::time::SimTime;
@@ -168,6 +169,49 @@ impl BgpEngine {
                     .then(|| (p, self.prefixes.net(p), best.attrs.next_hop))
             })
             .collect()
+    }
+
+    /// The speaker's learned prefixes with more than one equal-cost path, as
+    /// `(prefix, next hops)`, the best route's next hop first, then the others in candidate
+    /// order, each once: the candidates that lost to the best only at the router ID, the
+    /// CLUSTER_LIST length or the peer address, which BIRD's `bgp_rte_mergable` merges into
+    /// one multipath route (equal LOCAL_PREF, AS_PATH length, ORIGIN, MED, eBGP/iBGP and IGP
+    /// cost). Empty for a restarting daemon's node (its kernel keeps single routes).
+    pub fn equal_cost_next_hops(&self, device: DeviceId) -> Vec<(IpNet, Vec<IpAddr>)> {
+        let Some(&s) = self.by_device.get(&device) else {
+            return Vec::new();
+        };
+        if self.restart.kernel(s).is_some() {
+            return Vec::new();
+        }
+        let mut out: Vec<(IpNet, Vec<IpAddr>)> = self.rt[s.index()]
+            .rib
+            .destinations
+            .iter()
+            .filter_map(|(p, d)| {
+                let best = d.best()?;
+                if best.source() == RouteSource::Local {
+                    return None;
+                }
+                let mut hops = vec![best.attrs.next_hop];
+                for r in &d.routes {
+                    let equal = matches!(
+                        r.status,
+                        RouteStatus::Lost(
+                            LostBecause::RouterId
+                                | LostBecause::ClusterListLength
+                                | LostBecause::PeerAddress
+                        )
+                    );
+                    if equal && !hops.contains(&r.attrs.next_hop) {
+                        hops.push(r.attrs.next_hop);
+                    }
+                }
+                (hops.len() > 1).then(|| (self.prefixes.net(p), hops))
+            })
+            .collect();
+        out.sort_by_key(|(p, _)| *p);
+        out
     }
 
     /// How many prefixes the speaker's Loc-RIB holds.

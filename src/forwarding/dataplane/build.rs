@@ -90,6 +90,7 @@ impl DataplaneBuilder {
             owners,
             device_by_address,
             externals: Vec::new(),
+            equal_paths: BTreeMap::new(),
         };
         // Connected segments, nodes' default routes.
         for i in 0..n {
@@ -350,6 +351,18 @@ impl DataplaneBuilder {
     }
 
     /// Resolves learned routes, withdraws those that do not resolve, and counts entries.
+    /// The equal-cost next hops of a router's learned `prefix` (the best route's first), for
+    /// a fabric that does ECMP (`forwarding::ecmp`).
+    pub fn equal_paths(
+        &mut self,
+        device: DeviceId,
+        prefix: IpNet,
+        next_hops: Vec<IpAddr>,
+    ) -> &mut Self {
+        self.dp.equal_paths.insert((device, prefix), next_hops);
+        self
+    }
+
     pub fn build(self) -> Dataplane {
         let mut dp = self.dp;
         dp.igp_flat = dp

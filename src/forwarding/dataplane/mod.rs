@@ -134,6 +134,9 @@ pub struct Dataplane {
     device_by_address: FastMap<IpAddr, DeviceId>,
     /// `Topology::externals`, in the same order.
     externals: Vec<ExternalInfo>,
+    /// Per (router, learned prefix), its equal-cost next hops when the fabric does ECMP
+    /// (`forwarding::ecmp`); empty otherwise.
+    pub(crate) equal_paths: BTreeMap<(DeviceId, IpNet), Vec<IpAddr>>,
 }
 
 /// Fills a [`Dataplane`]; see the module documentation for what it derives by itself.

@@ -245,6 +245,7 @@ impl Builder<'_> {
                 names: BTreeMap::new(),
             };
             f.bgp = val(&r.bgp).unwrap_or(false);
+            f.ecmp = val(&r.ecmp).unwrap_or(false);
             if let Some(s) = &r.spines_per_zone {
                 if (1..=64).contains(&s.value) {
                     f.spines_per_zone = s.value;
