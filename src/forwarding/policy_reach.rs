@@ -6,8 +6,15 @@
 //! packet) rather than per pair. A host-network pod has no endpoint: it is its node's host
 //! traffic (one class per node, seen by the node's address), never policed towards a pod of
 //! its own node (REFERENCE-policy §3.2). The packets are the classes policy tells apart
-//! ([`packet_classes`]) or the one packet a question names. For each sender class, receiver
-//! classes with the same policy summary share one routing computation ([`reachability`]).
+//! ([`packet_classes`]) or the one packet a question names.
+//!
+//! Routing does not depend on policy, so it runs once for all classes: [`route`] walks each
+//! (source cohort, destination atom) once and hands every verdict, with its sender set and
+//! destination class (pods of one node), to a [`Sink`]. Per destination class and verdict the
+//! sink sums the senders by policy class (a cohort's classes are counted once per thread),
+//! and when the destination class is complete settles each (sender class, receiver class)
+//! cell: its pair count, its smallest pair, and the fate of the class pair — worked out once
+//! before routing (`Judge`). Work per cell, not per pair and not per class pair × routing.
 //!
 //! A pair's fate over the packets: egress denies every packet → denied at the sender's egress
 //! (the packet never leaves, whatever routing says); otherwise routing decides whether it is
@@ -1009,7 +1016,7 @@ mod tests {
                     namespace: ns.to_string(),
                     name: format!("pod-{}", p.key.0),
                     ip: p.ip,
-                    labels: endpoint_labels(&labels, ns, "default"),
+                    labels: endpoint_labels(&labels, ns, "default").into(),
                     service_account: "default".to_string(),
                     ports: if g.chance(50) {
                         vec![NamedPort {
@@ -1206,7 +1213,7 @@ mod tests {
                     namespace: ns.to_string(),
                     name: format!("pod-{}", p.key.0),
                     ip: p.ip,
-                    labels: endpoint_labels(&labels, ns, "default"),
+                    labels: endpoint_labels(&labels, ns, "default").into(),
                     service_account: "default".to_string(),
                     ports: Vec::new(),
                     windows: false,

@@ -47,6 +47,11 @@
 //! example is the smallest (source, destination) pair of its group by pod key.
 //! This module does not resolve pod names or judge expectations.
 //!
+//! [`route`] is the walk itself: it hands every verdict, with the set of sources and the
+//! destination class it holds for, to a [`Sink`] — the plain count here ([`Tally`]), or
+//! all-pairs reachability with policy, which tallies each verdict per pair of policy classes
+//! so that routing runs once whatever the number of classes.
+//!
 //! This file holds the entry points, the per-atom driver and the tally; `plan.rs` groups
 //! sources into classes and cohorts and destinations into classes, `chain.rs` holds the atoms
 //! and one walk's chain with its memo.
@@ -108,8 +113,7 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
 }
 
 /// What every reachability computation over one dataplane shares: its atoms and each node's
-/// routing profile. Many computations over subsets of the pods (all-pairs reachability with
-/// policy runs one per sender class and receiver group) prepare it once.
+/// routing profile. Many computations over subsets of the pods prepare it once.
 pub struct Prepared {
     atoms: Atoms,
     /// Per device, its profile id and the atoms it is special to.

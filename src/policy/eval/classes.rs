@@ -137,7 +137,7 @@ pub fn packet_class_extents<'e>(
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClassKey {
     namespace: String,
-    labels: Labels,
+    labels: std::sync::Arc<Labels>,
     service_account: String,
     ports: Vec<NamedPort>,
     windows: bool,
