@@ -36,7 +36,9 @@ use super::reach::{Prepared, Receivers, SenderSet, Senders, Sink, route};
 use super::walk::{Reason, Verdict};
 use crate::model::hash::FastMap;
 use crate::model::topology::DeviceId;
-use crate::policy::eval::{ClassKey, DecidedBy, Endpoint, Packet, Party, packet_classes};
+use crate::policy::eval::{
+    AddressKey, ClassKey, DecidedBy, Endpoint, Packet, Party, packet_classes,
+};
 use crate::policy::model::Direction;
 
 /// Pairs that deliver no packet for the same reason at the same place.
@@ -70,6 +72,15 @@ enum Seen {
     /// A host-network pod: host traffic of this node, from and to the node's address.
     Host(DeviceId),
     /// A pod without an endpoint (none in practice): never checked.
+    Unseen,
+}
+
+/// What policy evaluates for a class: an endpoint class, an address without an endpoint by
+/// what rules see of it, or nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum View {
+    Endpoint(usize),
+    Address(AddressKey),
     Unseen,
 }
 
@@ -241,13 +252,18 @@ struct Judge<'a> {
     packets: usize,
     /// What policy sees of each class, by class index.
     seen: Vec<Seen>,
+    /// Each class's view: classes policy cannot tell apart share one (host traffic of nodes
+    /// whose addresses every rule sees alike).
+    view: Vec<u32>,
+    views: usize,
     /// Each pod's class index.
     class: FastMap<PodKey, u32>,
     fates: Vec<Fate>,
-    /// The fate of (sender class, receiver class) at `a * seen.len() + b` (`u32::MAX` for a
-    /// pair that does not occur).
+    /// The fate of (sender view, receiver view) at `a * views + b` (`u32::MAX` for a pair
+    /// that does not occur).
     table: Vec<u32>,
-    /// The fates of a host-network sender towards a receiver on its own node.
+    /// The fates of host traffic towards a receiver on its own node, by (sender view,
+    /// receiver view).
     local: FastMap<(u32, u32), u32>,
     bys: Vec<DecidedBy>,
     /// Per class: as a sender, some receiver class's traffic is delivered by routing and then
@@ -301,14 +317,39 @@ impl<'a> Judge<'a> {
             classes.sort_unstable();
             classes.dedup();
         }
-        let party = |c: Seen| -> Option<Party<'_>> {
-            match c {
-                Seen::Endpoint(i) => Some(Party::endpoint(reps[i])),
-                Seen::Host(d) => Some(Party::address(dp.address(d)?)),
-                Seen::Unseen => None,
+        // What policy evaluates: each endpoint class, each group of node addresses every rule
+        // sees alike (so host traffic of thousands of nodes is evaluated a few times, not
+        // once per node), and nothing for a pod policy never sees. Ids in class order.
+        let mut view_ids: FastMap<View, u32> = FastMap::default();
+        let mut parties: Vec<Option<Party<'_>>> = Vec::new();
+        let mut view: Vec<u32> = Vec::with_capacity(seen.len());
+        for s in &seen {
+            let (key, party) = match *s {
+                Seen::Endpoint(i) => (View::Endpoint(i), Some(Party::endpoint(reps[i]))),
+                Seen::Host(d) => match dp.address(d) {
+                    Some(ip) => (
+                        View::Address(policing.engine.address_key(ip, &nets)),
+                        Some(Party::address(ip)),
+                    ),
+                    None => (View::Unseen, None),
+                },
+                Seen::Unseen => (View::Unseen, None),
+            };
+            let next = parties.len() as u32;
+            let v = *view_ids.entry(key).or_insert(next);
+            if v == next {
+                parties.push(party);
             }
+            view.push(v);
+        }
+        let views_of = |classes: &[u32]| {
+            let mut v: Vec<u32> = classes.iter().map(|c| view[*c as usize]).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
         };
-        let k = seen.len();
+        let (from_views, to_views) = (views_of(&from_classes), views_of(&to_classes));
+        let k = parties.len();
         let mut fates: Vec<Fate> = Vec::new();
         let mut fate_ids: BTreeMap<Summary, u32> = BTreeMap::new();
         let mut by_ids: BTreeMap<DecidedBy, u32> = BTreeMap::new();
@@ -331,65 +372,64 @@ impl<'a> Judge<'a> {
             id
         };
         let mut table = vec![u32::MAX; k * k];
-        for &a in &from_classes {
-            for &b in &to_classes {
-                let s = summarize(
-                    policing,
-                    party(seen[a as usize]),
-                    party(seen[b as usize]),
-                    false,
-                    packets,
-                );
+        for &a in &from_views {
+            for &b in &to_views {
+                let (src, dst) = (parties[a as usize], parties[b as usize]);
+                let s = summarize(policing, src, dst, false, packets);
                 table[a as usize * k + b as usize] = fate_of(s);
             }
         }
         // Host → local pod: not policed (REFERENCE-policy §1.6, §3.2).
-        let mut local = FastMap::default();
-        for &a in &from_classes {
-            let Seen::Host(d) = seen[a as usize] else {
-                continue;
-            };
-            let mut here: Vec<u32> = to
-                .iter()
-                .filter(|p| p.device == d)
-                .map(|p| class[&p.key])
-                .collect();
-            here.sort_unstable();
-            here.dedup();
-            for b in here {
-                let s = summarize(
-                    policing,
-                    party(seen[a as usize]),
-                    party(seen[b as usize]),
-                    true,
-                    packets,
-                );
-                local.insert((a, b), fate_of(s));
+        let mut local: FastMap<(u32, u32), u32> = FastMap::default();
+        let host_nodes: std::collections::BTreeSet<DeviceId> = from_classes
+            .iter()
+            .filter_map(|a| match seen[*a as usize] {
+                Seen::Host(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        for p in to.iter().filter(|p| host_nodes.contains(&p.device)) {
+            let (a, b) = (
+                view[index[&Seen::Host(p.device)] as usize],
+                view[class[&p.key] as usize],
+            );
+            if let std::collections::hash_map::Entry::Vacant(slot) = local.entry((a, b)) {
+                let (src, dst) = (parties[a as usize], parties[b as usize]);
+                slot.insert(fate_of(summarize(policing, src, dst, true, packets)));
             }
         }
         let mut bys: Vec<(u32, DecidedBy)> = by_ids.into_iter().map(|(b, i)| (i, b)).collect();
         bys.sort_by_key(|(i, _)| *i);
+        let egress_after = vec![false; seen.len()];
         let mut judge = Judge {
             packets: packets.len(),
             seen,
+            view,
+            views: k,
             class,
             fates,
             table,
             local,
             bys: bys.into_iter().map(|(_, b)| b).collect(),
-            egress_after: vec![false; k],
+            egress_after,
             _dp: std::marker::PhantomData,
         };
-        for &a in &from_classes {
-            judge.egress_after[a as usize] = to_classes.iter().any(|&b| {
-                let after =
-                    |f: Fate| matches!(judge.denied_after_routing(f), Some((Side::Egress, _)));
-                after(judge.fate(a, b, false))
-                    || judge
-                        .local
-                        .get(&(a, b))
-                        .is_some_and(|i| after(judge.fates[*i as usize]))
-            });
+        let after = |f: Fate| matches!(judge.denied_after_routing(f), Some((Side::Egress, _)));
+        let by_view: Vec<bool> = (0..k as u32)
+            .map(|a| {
+                to_views.iter().any(|&b| {
+                    let ids = [
+                        judge.table.get(a as usize * k + b as usize).copied(),
+                        judge.local.get(&(a, b)).copied(),
+                    ];
+                    ids.into_iter()
+                        .flatten()
+                        .any(|i| judge.fates.get(i as usize).is_some_and(|f| after(*f)))
+                })
+            })
+            .collect();
+        for (c, v) in judge.view.iter().enumerate() {
+            judge.egress_after[c] = by_view[*v as usize];
         }
         judge
     }
@@ -405,10 +445,12 @@ impl<'a> Judge<'a> {
     }
 
     fn fate(&self, a: u32, b: u32, host_local: bool) -> Fate {
+        let view = |c: u32| self.view.get(c as usize).copied().unwrap_or(u32::MAX);
+        let (a, b) = (view(a), view(b));
         let id = if host_local {
             self.local.get(&(a, b)).copied()
         } else {
-            let k = self.seen.len();
+            let k = self.views;
             self.table.get(a as usize * k + b as usize).copied()
         };
         match id.and_then(|i| self.fates.get(i as usize)) {
@@ -1226,6 +1268,86 @@ mod tests {
             services: BTreeMap::new(),
         };
         (dp, inputs)
+    }
+
+    /// A DaemonSet of host-network pods on every node of two racks beside one pod-network
+    /// pod per node, and a policy whose only rule admits rack a0's subnet (10.0.0.0/24) to
+    /// every pod-network pod. Host traffic is one class per node (its exemption towards the
+    /// node's own pods depends on the node), but policy sees only the node's address, and the
+    /// only rule net splits the five nodes into two groups: a0's three and a1's two.
+    #[test]
+    fn host_traffic_of_nodes_every_rule_sees_alike_is_evaluated_once() {
+        let zones: [&[u8]; 1] = [&[3, 2]];
+        let t = crate::forwarding::testutil::topology(&zones);
+        let mut b = crate::forwarding::testutil::calico(
+            &t,
+            crate::model::network::EncapMode::Always,
+            crate::model::network::EncapMode::Never,
+            1,
+        );
+        for (i, n) in t.nodes.iter().enumerate() {
+            b.pod(
+                PodKey(1000 + i as u64),
+                n.ip,
+                crate::model::topology::NodeId(i as u32),
+                Attachment::Host,
+            );
+        }
+        let dp = b.build();
+        let mut set = PolicySet::new(CalicoProfile::V3_30);
+        let mut from_a0 = Rule::any(Action::Allow);
+        from_a0.source.nets = vec!["10.0.0.0/24".parse().expect("a net")];
+        set.apply(&policy(
+            PolicyKind::GlobalNetworkPolicy,
+            None,
+            "from-a0",
+            "default",
+            "all()",
+            Some(vec![from_a0]),
+            None,
+        ));
+        let mut endpoints = BTreeMap::new();
+        for p in dp.pods().filter(|p| p.attachment != Attachment::Host) {
+            let labels = [("app".to_string(), "x".to_string())].into();
+            endpoints.insert(
+                p.key,
+                Endpoint {
+                    namespace: "red".to_string(),
+                    name: format!("pod-{}", p.key.0),
+                    ip: p.ip,
+                    labels: endpoint_labels(&labels, "red", "default").into(),
+                    service_account: "default".to_string(),
+                    ports: Vec::new(),
+                    windows: false,
+                },
+            );
+        }
+        let inputs = PolicyInputs {
+            set,
+            endpoints,
+            services: BTreeMap::new(),
+        };
+        let pol = Policing::new(&inputs);
+        let pods: Vec<&PodInfo> = dp.pods().collect();
+        let packets = packet_classes(&inputs.set, inputs.endpoints.values());
+        let judge = Judge::new(&dp, &pol, &pods, &pods, &packets);
+        let hosts = judge
+            .seen
+            .iter()
+            .filter(|s| matches!(s, Seen::Host(_)))
+            .count();
+        assert_eq!(hosts, 5);
+        // The pod-network pods (one endpoint class: their addresses are in no rule net) and
+        // the two groups of nodes.
+        assert_eq!(judge.views, 3);
+        let all: Vec<PodKey> = pods.iter().map(|p| p.key).collect();
+        let r = policy_reachability(&dp, &pol, &all, &all, None);
+        assert_eq!(r, brute(&dp, &pol, &all, &all, &packets));
+        // Rack a1's host traffic is denied at the pods of other nodes (end of tier), a0's is not.
+        assert!(r.blocked.iter().any(|g| matches!(
+            &g.verdict,
+            ConnectionVerdict::PolicyDenied(d) if d.side == Side::Ingress
+        )));
     }
 
     #[test]
