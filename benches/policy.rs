@@ -120,7 +120,7 @@ fn endpoints() -> Vec<Endpoint> {
             let app = ["frontend", "backend", "worker"][i % 3];
             let labels = [("app".to_string(), app.to_string())].into();
             Endpoint {
-                labels: endpoint_labels(&labels, &ns, "default"),
+                labels: endpoint_labels(&labels, &ns, "default").into(),
                 namespace: ns,
                 name: format!("pod-{i}"),
                 ip: IpAddr::from([10, 64, (i / 250) as u8, (i % 250) as u8 + 1]),

@@ -7,11 +7,13 @@
 //! What this is not: no evaluation (`policy::eval`), no decoding (`scenario`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::World;
 use crate::forwarding::connect::{ConnectionVerdict, Denial, Policing, PolicyInputs};
 use crate::forwarding::policy_reach::policy_reachability;
 use crate::forwarding::{Dataplane, PodKey};
+use crate::model::Labels;
 use crate::model::network::{Network, PolicyMode};
 use crate::model::topology::DeviceId;
 use crate::model::topology::Os;
@@ -40,6 +42,8 @@ pub fn inputs(world: &World, network: &Network, workloads: &[Workload]) -> Optio
 /// none for a host-network pod).
 pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endpoint> {
     let mut endpoints = BTreeMap::new();
+    // The endpoint labels of the pods of one workload in one namespace, shared.
+    let mut labels: BTreeMap<(usize, &str), Arc<Labels>> = BTreeMap::new();
     for pod in world.cluster.pods() {
         let (Some(address), Some(node)) = (&pod.address, pod.node) else {
             continue;
@@ -61,7 +65,16 @@ pub fn endpoints(world: &World, workloads: &[Workload]) -> BTreeMap<PodKey, Endp
                 namespace: pod.namespace.clone(),
                 name: pod.name.clone(),
                 ip: address.ip,
-                labels: endpoint_labels(&workload.labels, &pod.namespace, service_account),
+                labels: labels
+                    .entry((pod.workload.index(), pod.namespace.as_str()))
+                    .or_insert_with(|| {
+                        Arc::new(endpoint_labels(
+                            &workload.labels,
+                            &pod.namespace,
+                            service_account,
+                        ))
+                    })
+                    .clone(),
                 service_account: service_account.to_string(),
                 ports: workload
                     .ports

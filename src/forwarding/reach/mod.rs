@@ -47,6 +47,11 @@
 //! example is the smallest (source, destination) pair of its group by pod key.
 //! This module does not resolve pod names or judge expectations.
 //!
+//! [`route`] is the walk itself: it hands every verdict, with the set of sources and the
+//! destination class it holds for, to a [`Sink`] — the plain count here ([`Tally`]), or
+//! all-pairs reachability with policy, which tallies each verdict per pair of policy classes
+//! so that routing runs once whatever the number of classes.
+//!
 //! This file holds the entry points, the per-atom driver and the tally; `plan.rs` groups
 //! sources into classes and cohorts and destinations into classes, `chain.rs` holds the atoms
 //! and one walk's chain with its memo.
@@ -108,8 +113,7 @@ pub fn reachability(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachabil
 }
 
 /// What every reachability computation over one dataplane shares: its atoms and each node's
-/// routing profile. Many computations over subsets of the pods (all-pairs reachability with
-/// policy runs one per sender class and receiver group) prepare it once.
+/// routing profile. Many computations over subsets of the pods prepare it once.
 pub struct Prepared {
     atoms: Atoms,
     /// Per device, its profile id and the atoms it is special to.
@@ -137,32 +141,99 @@ pub fn reachability_in(
     if from.iter().chain(&to).any(|p| dp.is_duplicate(p)) {
         return with_duplicates(prep, dp, &from, &to);
     }
-    let atoms = &prep.atoms;
+    let from_keys: Vec<PodKey> = from.iter().map(|p| p.key).collect();
+    let self_total = to
+        .iter()
+        .filter(|p| from_keys.binary_search(&p.key).is_ok())
+        .count() as u64;
+    let mut tally = Tally::default();
+    for t in route(prep, dp, &from, &to, Tally::default) {
+        tally.merge(t);
+    }
+    tally.into_reachability((from.len() as u64) * (to.len() as u64) - self_total)
+}
 
+/// The source pods a verdict of [`route`] applies to: the pods of one node (or of one
+/// Spiderpool class, all on one node), or the members of a cohort but those walked alone.
+#[derive(Clone, Copy)]
+pub enum SenderSet<'a> {
+    Pods {
+        device: DeviceId,
+        pods: &'a [PodKey],
+    },
+    Cohort {
+        /// The cohort's index in this computation (the same members for every record).
+        index: usize,
+        /// Member nodes and their pods, by smallest pod key.
+        members: &'a [(DeviceId, &'a [PodKey])],
+        /// Members not included.
+        except: &'a [DeviceId],
+    },
+}
+
+/// The sources of one record of [`route`]: their set and its size and two smallest pods.
+#[derive(Clone, Copy)]
+pub struct Senders<'a> {
+    cell: Cell,
+    pub set: SenderSet<'a>,
+}
+
+/// The destinations of one record of [`route`]: pods of one node, sorted; `index` names the
+/// destination class (the same pods every time).
+#[derive(Clone, Copy)]
+pub struct Receivers<'a> {
+    pub index: usize,
+    pub node: DeviceId,
+    pub pods: &'a [PodKey],
+}
+
+/// What consumes the verdicts of [`route`].
+pub trait Sink: Send {
+    /// `verdict` holds for every pair of `from` × `to` but the `own` pairs of a pod with
+    /// itself (pods in both). Every ordered pair of distinct pods is in exactly one record.
+    fn record(&mut self, verdict: Verdict, from: &Senders<'_>, to: &Receivers<'_>, own: u64);
+    /// Every record of the destination classes recorded since the last flush is in.
+    fn flush(&mut self) {}
+}
+
+/// Walks every source towards every destination (both known pods, sorted, without pods
+/// that hold a device's address: their pairs stop at the source as `duplicate-address`
+/// before any walk, and are the caller's) and hands each verdict to a sink made by `make`.
+/// Atoms are split among rayon's threads, one sink per chunk of atoms (each flushed after
+/// each atom) and one for the destinations off their segment; the sinks come back in a
+/// fixed order, but a sink whose merge is commutative need not care.
+pub fn route<S: Sink>(
+    prep: &Prepared,
+    dp: &Dataplane,
+    from: &[&PodInfo],
+    to: &[&PodInfo],
+    make: impl Fn() -> S + Sync,
+) -> Vec<S> {
+    let atoms = &prep.atoms;
     let mut sources: BTreeMap<SrcClass, Vec<PodKey>> = BTreeMap::new();
-    for p in &from {
+    for p in from {
         sources.entry(SrcClass::of(p)).or_default().push(p.key);
     }
     let from_keys: Vec<PodKey> = from.iter().map(|p| p.key).collect();
     let mut dests: BTreeMap<DstClass, Vec<PodKey>> = BTreeMap::new();
     // Pods in both sets sit in one cell with themselves: that pair does not count.
     let mut self_pairs: FastMap<(SrcClass, DstClass), u64> = FastMap::default();
-    for p in &to {
+    for p in to {
         let class = DstClass::of(dp, atoms, p);
         dests.entry(class).or_default().push(p.key);
         if from_keys.binary_search(&p.key).is_ok() {
             *self_pairs.entry((SrcClass::of(p), class)).or_default() += 1;
         }
     }
-    let self_total: u64 = self_pairs.values().sum();
 
     // Destination classes by atom; those of one atom are consecutive in `dests`.
     let mut off_segment: Vec<Dest> = Vec::new();
     let mut by_atom: Vec<(AtomId, Vec<Dest>)> = Vec::new();
-    for (class, members) in &dests {
+    for (index, (class, members)) in dests.iter().enumerate() {
         let dest = Dest {
             class: *class,
             pods: members,
+            index,
         };
         match class.atom() {
             None => off_segment.push(dest),
@@ -181,10 +252,10 @@ pub fn reachability_in(
         self_pairs: &self_pairs,
     };
 
-    let mut tally = Tally::default();
+    let mut tally = make();
     // Destinations off their segment: the same verdict from every source.
     for (src, s_members) in &sources {
-        let Some(cell) = Cell::of(s_members) else {
+        let Some(from) = Senders::pods(*src, s_members) else {
             continue;
         };
         for d in &off_segment {
@@ -196,33 +267,32 @@ pub fn reachability_in(
                 reason: Reason::WrongSubnet,
                 at,
             };
-            tally.record(verdict, cell, d.pods, cx.own(*src, d.class));
+            tally.record(verdict, &from, &d.receivers(), cx.own(*src, d.class));
         }
     }
+    tally.flush();
     // The atoms, split among threads; each chunk in order with its own memo.
     let chunk = by_atom
         .len()
         .div_ceil(4 * rayon::current_num_threads())
         .max(1);
-    let tallies: Vec<Tally> = by_atom
+    let mut tallies: Vec<S> = by_atom
         .par_chunks(chunk)
         .enumerate()
         .map(|(c, atoms)| {
             let mut memo = Memo::new(dp.devices.len());
             let mut chain = Chain::default();
-            let mut t = Tally::default();
+            let mut t = make();
             for (i, (atom, classes)) in atoms.iter().enumerate() {
                 memo.clear();
                 cx.atom(c * chunk + i, *atom, classes, &mut memo, &mut chain, &mut t);
+                t.flush();
             }
             t
         })
         .collect();
-    for t in tallies {
-        tally.merge(t);
-    }
-
-    tally.into_reachability((from.len() as u64) * (to.len() as u64) - self_total)
+    tallies.insert(0, tally);
+    tallies
 }
 
 /// Reachability when some pods hold a node's or router's address. `trace`'s first check
@@ -275,6 +345,34 @@ fn with_duplicates(
 struct Dest<'a> {
     class: DstClass,
     pods: &'a [PodKey],
+    /// Its index among the computation's destination classes.
+    index: usize,
+}
+
+impl<'a> Dest<'a> {
+    fn receivers(&self) -> Receivers<'a> {
+        let node = match self.class {
+            DstClass::WrongSubnet(d) | DstClass::Atom { node: d, .. } => d,
+        };
+        Receivers {
+            index: self.index,
+            node,
+            pods: self.pods,
+        }
+    }
+}
+
+impl<'a> Senders<'a> {
+    /// The pods of one source class (all on one node); `None` when empty.
+    fn pods(src: SrcClass, pods: &'a [PodKey]) -> Option<Senders<'a>> {
+        let device = match src {
+            SrcClass::WrongSubnet(d) | SrcClass::Node(d) | SrcClass::Segment { device: d, .. } => d,
+        };
+        Some(Senders {
+            cell: Cell::of(pods)?,
+            set: SenderSet::Pods { device, pods },
+        })
+    }
 }
 
 /// What the computation of one atom reads.
@@ -301,19 +399,21 @@ impl Cx<'_> {
         classes: &[Dest],
         memo: &mut Memo,
         chain: &mut Chain,
-        tally: &mut Tally,
+        tally: &mut impl Sink,
     ) {
         let dp = self.dp;
         let rep = self.atoms.representative(atom);
         for &(src, pods) in &self.plan.others {
-            let Some(cell) = Cell::of(pods) else { continue };
+            let Some(from) = Senders::pods(src, pods) else {
+                continue;
+            };
             if let SrcClass::WrongSubnet(at) = src {
                 let verdict = Verdict::Dropped {
                     reason: Reason::WrongSubnet,
                     at,
                 };
                 for d in classes {
-                    tally.record(verdict, cell, d.pods, self.own(src, d.class));
+                    tally.record(verdict, &from, &d.receivers(), self.own(src, d.class));
                 }
                 continue;
             }
@@ -324,7 +424,7 @@ impl Cx<'_> {
             chain.walk(dp, Start::Segment(pod), rep, memo);
             for d in classes {
                 let verdict = chain.verdict_for(dp, pod.device, d.class);
-                tally.record(verdict, cell, d.pods, self.own(src, d.class));
+                tally.record(verdict, &from, &d.receivers(), self.own(src, d.class));
             }
         }
         let special = self.plan.special(index);
@@ -352,6 +452,14 @@ impl Cx<'_> {
             let Some(cell) = cohort.cell(&alone) else {
                 continue;
             };
+            let from = Senders {
+                cell,
+                set: SenderSet::Cohort {
+                    index: ci,
+                    members: &cohort.members,
+                    except: &alone,
+                },
+            };
             for d in classes {
                 let verdict = chain.verdict_for(dp, first, d.class);
                 // A pod's pair with itself: only a pod of a member node can be one.
@@ -363,21 +471,21 @@ impl Cx<'_> {
                     }
                     _ => 0,
                 };
-                tally.record(verdict, cell, d.pods, own);
+                tally.record(verdict, &from, &d.receivers(), own);
             }
         }
     }
 
     /// Records the verdicts of the pods of one member node, its chain being `chain` with the
     /// first device renamed to it.
-    fn per_member(&self, chain: &Chain, device: DeviceId, classes: &[Dest], tally: &mut Tally) {
+    fn per_member(&self, chain: &Chain, device: DeviceId, classes: &[Dest], tally: &mut impl Sink) {
         let src = SrcClass::Node(device);
-        let Some(cell) = Cell::of(self.plan.pods_of(device)) else {
+        let Some(from) = Senders::pods(src, self.plan.pods_of(device)) else {
             return;
         };
         for d in classes {
             let verdict = chain.verdict_for(self.dp, device, d.class);
-            tally.record(verdict, cell, d.pods, self.own(src, d.class));
+            tally.record(verdict, &from, &d.receivers(), self.own(src, d.class));
         }
     }
 }
@@ -391,9 +499,10 @@ struct Tally {
     groups: BTreeMap<(Reason, DeviceId), (u64, (PodKey, PodKey))>,
 }
 
-impl Tally {
+impl Sink for Tally {
     /// Records the pairs of a cell: `src` × `dst` minus `own` pairs of a pod with itself.
-    fn record(&mut self, verdict: Verdict, src: Cell, dst: &[PodKey], own: u64) {
+    fn record(&mut self, verdict: Verdict, from: &Senders<'_>, to: &Receivers<'_>, own: u64) {
+        let (src, dst) = (from.cell, to.pods);
         let count = src.count * (dst.len() as u64) - own;
         if count == 0 {
             return;
@@ -406,7 +515,9 @@ impl Tally {
             Verdict::Dropped { reason, at } => self.add(reason, at, count, example),
         }
     }
+}
 
+impl Tally {
     fn add(&mut self, reason: Reason, at: DeviceId, count: u64, example: (PodKey, PodKey)) {
         let g = self.groups.entry((reason, at)).or_insert((0, example));
         g.0 += count;

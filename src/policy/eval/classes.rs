@@ -1,7 +1,8 @@
 //! Classes of packets and of endpoints that policy cannot tell apart, for all-pairs
 //! reachability with policy: the (protocol, port) and ICMP classes every rule treats alike,
 //! and per endpoint a [`ClassKey`] of the selectors, nets and Services that match it, so that
-//! endpoints with equal keys get equal verdicts.
+//! endpoints with equal keys get equal verdicts (per address without an endpoint, an
+//! [`AddressKey`]).
 //!
 //! Invariants: classes come out in a fixed order (TCP, UDP, SCTP, ICMP, ports ascending); two
 //! endpoints with the same key are treated alike by every rule of the set.
@@ -137,10 +138,20 @@ pub fn packet_class_extents<'e>(
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClassKey {
     namespace: String,
-    labels: Labels,
+    labels: std::sync::Arc<Labels>,
     service_account: String,
     ports: Vec<NamedPort>,
     windows: bool,
+    nets: Vec<bool>,
+    services: Vec<(String, String, Protocol, u16)>,
+}
+
+/// What rules see of an address that is no workload endpoint — a node's address, as host
+/// traffic and host-network pods are seen: selectors never match it, so only which rule nets
+/// hold it and which Service endpoints list it. Two addresses with equal keys are treated
+/// alike by every rule.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AddressKey {
     nets: Vec<bool>,
     services: Vec<(String, String, Protocol, u16)>,
 }
@@ -164,16 +175,6 @@ impl Engine<'_> {
 
     /// The class key of `e` given [`Engine::rule_nets`].
     pub fn class_key(&self, e: &Endpoint, nets: &[ipnet::IpNet]) -> ClassKey {
-        let mut services: Vec<(String, String, Protocol, u16)> = self
-            .service_endpoints
-            .iter()
-            .flat_map(|((ns, name), list)| {
-                list.iter()
-                    .filter(|(ip, _, _)| *ip == e.ip)
-                    .map(move |(_, proto, port)| (ns.clone(), name.clone(), *proto, *port))
-            })
-            .collect();
-        services.sort();
         ClassKey {
             namespace: e.namespace.clone(),
             labels: e.labels.clone(),
@@ -181,7 +182,31 @@ impl Engine<'_> {
             ports: e.ports.clone(),
             windows: e.windows,
             nets: nets.iter().map(|n| n.contains(&e.ip)).collect(),
-            services,
+            services: self.services_listing(e.ip),
         }
+    }
+
+    /// The key of an address that is no workload endpoint (a node's, for its host traffic)
+    /// given [`Engine::rule_nets`].
+    pub fn address_key(&self, ip: std::net::IpAddr, nets: &[ipnet::IpNet]) -> AddressKey {
+        AddressKey {
+            nets: nets.iter().map(|n| n.contains(&ip)).collect(),
+            services: self.services_listing(ip),
+        }
+    }
+
+    /// The Service endpoints that list `ip`, sorted.
+    fn services_listing(&self, ip: std::net::IpAddr) -> Vec<(String, String, Protocol, u16)> {
+        let mut services: Vec<(String, String, Protocol, u16)> = self
+            .service_endpoints
+            .iter()
+            .flat_map(|((ns, name), list)| {
+                list.iter()
+                    .filter(|(at, _, _)| *at == ip)
+                    .map(move |(_, proto, port)| (ns.clone(), name.clone(), *proto, *port))
+            })
+            .collect();
+        services.sort();
+        services
     }
 }

@@ -47,7 +47,9 @@ mod packet;
 #[cfg(test)]
 mod vectors;
 
-pub use classes::{ClassKey, Extent, PacketClass, packet_class_extents, packet_classes};
+pub use classes::{
+    AddressKey, ClassKey, Extent, PacketClass, packet_class_extents, packet_classes,
+};
 use explain::criterion_text;
 pub use explain::{DecidedBy, End, Explain, Miss, Outcome, Step, explain_lines};
 pub use packet::{EPHEMERAL_PORT, Endpoint, NamedPort, Packet, Party};

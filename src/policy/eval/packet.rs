@@ -26,8 +26,9 @@ pub struct Endpoint {
     pub namespace: String,
     pub name: String,
     pub ip: IpAddr,
-    /// The pod's labels plus Calico's endpoint labels ([`super::model::endpoint_labels`]).
-    pub labels: Labels,
+    /// The pod's labels plus Calico's endpoint labels ([`super::model::endpoint_labels`]);
+    /// shared by the pods of a workload (they are the same for all of them).
+    pub labels: std::sync::Arc<Labels>,
     pub service_account: String,
     /// Named container ports.
     pub ports: Vec<NamedPort>,

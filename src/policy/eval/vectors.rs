@@ -130,7 +130,7 @@ fn world_at(profile: CalicoProfile) -> World {
                 namespace: ns.to_string(),
                 name: name.to_string(),
                 ip: ip.parse().unwrap(),
-                labels: endpoint_labels(&labels(l), ns, "default"),
+                labels: endpoint_labels(&labels(l), ns, "default").into(),
                 service_account: "default".to_string(),
                 ports: ports
                     .iter()
