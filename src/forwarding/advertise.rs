@@ -223,30 +223,21 @@ mod tests {
     use crate::forwarding::PodKey;
     use crate::forwarding::service::Backend;
     use crate::forwarding::testutil::*;
-    use crate::model::service::{ClusterIpSpec, Service, ServicePort, SessionAffinity, TargetPort};
+    use crate::model::service::{Service, ServicePort, TargetPort};
     use crate::model::workload::PortProtocol;
 
     fn service(name: &str, kind: ServiceType, etp: TrafficPolicy) -> Service {
+        let port = ServicePort {
+            name: None,
+            protocol: PortProtocol::Tcp,
+            port: 80,
+            target_port: TargetPort::Number(8080),
+            node_port: None,
+        };
         Service {
-            namespace: "default".into(),
-            name: name.into(),
             service_type: kind,
-            selector: None,
-            cluster_ip: ClusterIpSpec::Allocate,
-            ports: vec![ServicePort {
-                name: None,
-                protocol: PortProtocol::Tcp,
-                port: 80,
-                target_port: TargetPort::Number(8080),
-                node_port: None,
-            }],
-            session_affinity: SessionAffinity::None,
-            affinity_timeout_seconds: 10800,
-            internal_traffic_policy: TrafficPolicy::Cluster,
             external_traffic_policy: etp,
-            external_ips: Vec::new(),
-            load_balancer_ip: None,
-            publish_not_ready_addresses: false,
+            ..Service::new("default", name, vec![port])
         }
     }
 

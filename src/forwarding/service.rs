@@ -307,40 +307,27 @@ pub fn connect_service(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::service::{ClusterIpSpec, ServicePort, ServiceType, TargetPort};
+    use crate::model::service::{ServicePort, TargetPort};
     use crate::model::workload::PortProtocol;
 
     fn service() -> Service {
-        Service {
-            namespace: "shop".into(),
-            name: "store".into(),
-            service_type: ServiceType::ClusterIp,
-            selector: None,
-            cluster_ip: ClusterIpSpec::Allocate,
-            ports: vec![
-                ServicePort {
-                    name: Some("sql".into()),
-                    protocol: PortProtocol::Tcp,
-                    port: 3306,
-                    target_port: TargetPort::Name("sql".into()),
-                    node_port: None,
-                },
-                ServicePort {
-                    name: Some("dns".into()),
-                    protocol: PortProtocol::Udp,
-                    port: 53,
-                    target_port: TargetPort::Number(5353),
-                    node_port: None,
-                },
-            ],
-            session_affinity: SessionAffinity::None,
-            affinity_timeout_seconds: 10800,
-            internal_traffic_policy: TrafficPolicy::Cluster,
-            external_traffic_policy: TrafficPolicy::Cluster,
-            external_ips: Vec::new(),
-            load_balancer_ip: None,
-            publish_not_ready_addresses: false,
-        }
+        let ports = vec![
+            ServicePort {
+                name: Some("sql".into()),
+                protocol: PortProtocol::Tcp,
+                port: 3306,
+                target_port: TargetPort::Name("sql".into()),
+                node_port: None,
+            },
+            ServicePort {
+                name: Some("dns".into()),
+                protocol: PortProtocol::Udp,
+                port: 53,
+                target_port: TargetPort::Number(5353),
+                node_port: None,
+            },
+        ];
+        Service::new("shop", "store", ports)
     }
 
     /// (last octet, node, ready, sql target port) per backend.

@@ -40,7 +40,9 @@ use super::ecmp;
 use super::external::{Entered, enter};
 use super::fib::Origin;
 use super::service::{Dnat, NoBackend, ServiceTable, ServiceView, dnat_with};
-use super::walk::{Hop, Mode, Reason, Source, Step, Trace, Verdict, forward_check, process, trace};
+use super::walk::{
+    Hop, Mode, Reason, Source, Step, Trace, Verdict, forward_check, process, refused_at, trace,
+};
 use crate::model::service::TrafficPolicy;
 use crate::model::topology::{DeviceId, DeviceKind};
 use crate::policy::eval::Packet;
@@ -318,18 +320,7 @@ fn walk_in(
             });
         }
         if let Some(reason) = forward_check(dp, cur, next, forwards) {
-            let at = if reason == Reason::NodeDown {
-                next
-            } else {
-                cur
-            };
-            if reason == Reason::NodeDown {
-                hops.push(Hop {
-                    device: next,
-                    entry: None,
-                    outer: None,
-                });
-            }
+            let at = refused_at(reason, cur, next, None, &mut hops);
             return (hops, Inbound::Lost { reason, at }, forks);
         }
         forwards += 1;
@@ -557,9 +548,7 @@ mod tests {
     use crate::forwarding::testutil::*;
     use crate::model::external::External;
     use crate::model::network::EncapMode::Never;
-    use crate::model::service::{
-        ClusterIpSpec, Service, ServicePort, ServiceType, SessionAffinity, TargetPort,
-    };
+    use crate::model::service::{Service, ServicePort, ServiceType, TargetPort};
     use crate::model::topology::Topology;
     use crate::model::workload::PortProtocol;
 
@@ -578,26 +567,18 @@ mod tests {
     /// LoadBalancer 203.0.113.10 (cluster IP 10.96.0.2), port 80 -> 8080, with ready
     /// endpoints the pods of nodes `on`.
     fn table(t: &Topology, etp: TrafficPolicy, on: &[usize]) -> ServiceTable {
+        let port = ServicePort {
+            name: None,
+            protocol: PortProtocol::Tcp,
+            port: 80,
+            target_port: TargetPort::Number(8080),
+            node_port: None,
+        };
         let service = Service {
-            namespace: "default".into(),
-            name: "web".into(),
             service_type: ServiceType::LoadBalancer,
-            selector: None,
-            cluster_ip: ClusterIpSpec::Allocate,
-            ports: vec![ServicePort {
-                name: None,
-                protocol: PortProtocol::Tcp,
-                port: 80,
-                target_port: TargetPort::Number(8080),
-                node_port: None,
-            }],
-            session_affinity: SessionAffinity::None,
-            affinity_timeout_seconds: 10800,
-            internal_traffic_policy: TrafficPolicy::Cluster,
             external_traffic_policy: etp,
-            external_ips: Vec::new(),
             load_balancer_ip: Some(Ipv4Addr::new(203, 0, 113, 10)),
-            publish_not_ready_addresses: false,
+            ..Service::new("default", "web", vec![port])
         };
         let backends = on
             .iter()

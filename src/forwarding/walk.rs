@@ -460,21 +460,11 @@ pub fn trace(dp: &Dataplane, from: Source, to: IpAddr) -> Option<Trace> {
             Step::ToSegmentPod { node } => (node, Mode::Native, true),
         };
         if let Some(reason) = forward_check(dp, cur, next, forwards) {
-            let at = if reason == Reason::NodeDown {
-                next
-            } else {
-                cur
+            let outer = match mode {
+                Mode::Outer(o) => Some(o),
+                Mode::Native => None,
             };
-            if reason == Reason::NodeDown {
-                hops.push(Hop {
-                    device: next,
-                    entry: None,
-                    outer: match mode {
-                        Mode::Outer(o) => Some(o),
-                        Mode::Native => None,
-                    },
-                });
-            }
+            let at = refused_at(reason, cur, next, outer, &mut hops);
             return Some(Trace {
                 hops,
                 verdict: dropped(reason, at),
@@ -495,6 +485,27 @@ pub fn trace(dp: &Dataplane, from: Source, to: IpAddr) -> Option<Trace> {
         cur = next;
         processed = process(dp, cur, mode, to, false);
     }
+}
+
+/// Where a forward from `cur` to `next` that [`forward_check`] refused for `reason` loses the
+/// packet: a node that is down is reached (the hop to it is recorded, with the packet's outer
+/// header), anything else stops at `cur`.
+pub(crate) fn refused_at(
+    reason: Reason,
+    cur: DeviceId,
+    next: DeviceId,
+    outer: Option<Outer>,
+    hops: &mut Vec<Hop>,
+) -> DeviceId {
+    if reason != Reason::NodeDown {
+        return cur;
+    }
+    hops.push(Hop {
+        device: next,
+        entry: None,
+        outer,
+    });
+    next
 }
 
 /// Whether a packet at `cur`, already forwarded `forwards` times, can be handed to `next`:

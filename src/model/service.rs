@@ -103,6 +103,27 @@ pub struct Service {
 pub const DEFAULT_AFFINITY_TIMEOUT_SECONDS: u32 = 10800;
 
 impl Service {
+    /// A Service as the API server defaults one written with only these fields: type
+    /// ClusterIP, a cluster IP allocated, no selector, no session affinity (timeout 10800 s),
+    /// both traffic policies `Cluster`, no external or load-balancer address.
+    pub fn new(namespace: &str, name: &str, ports: Vec<ServicePort>) -> Service {
+        Service {
+            namespace: namespace.into(),
+            name: name.into(),
+            service_type: ServiceType::ClusterIp,
+            selector: None,
+            cluster_ip: ClusterIpSpec::Allocate,
+            ports,
+            session_affinity: SessionAffinity::None,
+            affinity_timeout_seconds: DEFAULT_AFFINITY_TIMEOUT_SECONDS,
+            internal_traffic_policy: TrafficPolicy::Cluster,
+            external_traffic_policy: TrafficPolicy::Cluster,
+            external_ips: Vec::new(),
+            load_balancer_ip: None,
+            publish_not_ready_addresses: false,
+        }
+    }
+
     /// `namespace/name`.
     pub fn key(&self) -> (String, String) {
         (self.namespace.clone(), self.name.clone())

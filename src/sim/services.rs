@@ -314,30 +314,20 @@ impl EndpointSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::service::{ServicePort, ServiceType, SessionAffinity, TrafficPolicy};
+    use crate::model::service::ServicePort;
     use crate::model::workload::PortProtocol;
 
     fn svc(name: &str, ip: ClusterIpSpec) -> Service {
+        let port = ServicePort {
+            name: None,
+            protocol: PortProtocol::Tcp,
+            port: 80,
+            target_port: TargetPort::Number(80),
+            node_port: None,
+        };
         Service {
-            namespace: "default".into(),
-            name: name.into(),
-            service_type: ServiceType::ClusterIp,
-            selector: None,
             cluster_ip: ip,
-            ports: vec![ServicePort {
-                name: None,
-                protocol: PortProtocol::Tcp,
-                port: 80,
-                target_port: TargetPort::Number(80),
-                node_port: None,
-            }],
-            session_affinity: SessionAffinity::None,
-            affinity_timeout_seconds: 10800,
-            internal_traffic_policy: TrafficPolicy::Cluster,
-            external_traffic_policy: TrafficPolicy::Cluster,
-            external_ips: Vec::new(),
-            load_balancer_ip: None,
-            publish_not_ready_addresses: false,
+            ..Service::new("default", name, vec![port])
         }
     }
 
