@@ -513,7 +513,7 @@ fn connectivity(
 }
 
 /// `ingress` or `egress`, as verdicts write a side.
-fn direction_word(d: Direction) -> &'static str {
+pub(crate) fn direction_word(d: Direction) -> &'static str {
     match d {
         Direction::Ingress => "ingress",
         Direction::Egress => "egress",

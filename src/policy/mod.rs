@@ -11,6 +11,7 @@
 //! - [`model`]: the typed, validated policy model (`Tier`, `Policy`, `Rule`, `EntityRule`…)
 //!   and [`model::PolicySet`], the policy state in force at one instant, which `apply`/`delete`
 //!   events change.
+//! - [`hns_acl`]: the HNS ACL lists Calico for Windows programs on a pod's HNS endpoint.
 //! - [`eval`]: the evaluation engine: per endpoint and direction, REFERENCE-policy §2.5's walk
 //!   over tiers, policies and rules, with the deciding rule and a step-by-step explanation.
 //!
@@ -21,6 +22,7 @@
 
 pub mod audit;
 pub mod eval;
+pub mod hns_acl;
 pub mod model;
 
 pub use model::{

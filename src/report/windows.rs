@@ -5,17 +5,29 @@
 //! The block size a node's comparison uses is that of the first block it holds, else that of
 //! the first enabled pool (in name order) whose blocks a Windows node can use. The comparison
 //! counts the reservation model in force (`reservation`: what each model wastes).
+//!
+//! Per node, when the scenario has policy, the HNS ACL lists of each of its pods' endpoints
+//! at the end of the run ([`crate::policy::hns_acl`]); the tables show at most
+//! [`ACL_ROWS_LIMIT`] entries per node, report.json all of them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::Ipv4Addr;
 
 use serde::Serialize;
 
 use super::sections::{Block, Section, Table, count};
 use crate::hns::{self, Allowance};
 use crate::model::network::{WindowsHns, WindowsReservation};
+use crate::policy::eval::Engine;
+use crate::policy::hns_acl::{self, EndpointAcls};
 use crate::sim::Outcome;
 
 mod reservation;
 
 pub use reservation::{ReservationSection, WasteRow};
+
+/// At most this many ACL entries per node in report.md/html.
+pub const ACL_ROWS_LIMIT: usize = 100;
 
 /// Windows blocks reserve ordinals 0, 1, 2 and n−1 (REFERENCE §1.6).
 const RESERVED_PER_BLOCK: u64 = 4;
@@ -41,6 +53,9 @@ pub struct WindowsNodeRow {
     pub changes: usize,
     /// What each layout would allow this node, the one in force included.
     pub layouts: Vec<AllowanceRow>,
+    /// Per pod endpoint on this node, by pod, the HNS ACL lists its policies produce (empty
+    /// when the scenario has no policy).
+    pub endpoint_acls: Vec<EndpointAcls>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -126,6 +141,7 @@ pub fn build(outcome: &Outcome) -> Option<WindowsSection> {
         },
     };
     let topo = &outcome.world.topology;
+    let mut acls = acls_by_node(outcome);
     let nodes = state
         .hosts
         .iter()
@@ -158,6 +174,7 @@ pub fn build(outcome: &Outcome) -> Option<WindowsSection> {
                 networks: host.networks.values().map(network_row).collect(),
                 changes: state.history.iter().filter(|t| &t.node == name).count(),
                 layouts,
+                endpoint_acls: acls.remove(name.as_str()).unwrap_or_default(),
             }
         })
         .collect();
@@ -166,6 +183,113 @@ pub fn build(outcome: &Outcome) -> Option<WindowsSection> {
         nodes,
         reservation: ipam.map(|i| reservation::build(i, state.hosts.keys())),
     })
+}
+
+/// Per Windows node, its pods' HNS ACL lists at the end of the run, by pod (none without
+/// policy).
+fn acls_by_node(outcome: &Outcome) -> BTreeMap<String, Vec<EndpointAcls>> {
+    let last = &outcome.last;
+    let mut out: BTreeMap<String, Vec<EndpointAcls>> = BTreeMap::new();
+    let Some(inputs) = last.policy.as_deref() else {
+        return out;
+    };
+    let mut engine = Engine::new(&inputs.set);
+    engine.know_endpoints(inputs.endpoints.values());
+    let peers = hns_acl::Peers::resolve(&engine, inputs.endpoints.values());
+    let host: HashMap<&str, Ipv4Addr> = last
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.name.as_str(), n.ip.parse().ok()?)))
+        .collect();
+    for p in &last.pods {
+        let (Some(e), Some(node)) = (inputs.endpoints.get(&p.key), p.node.as_deref()) else {
+            continue;
+        };
+        if e.windows {
+            let acls = hns_acl::endpoint_acls(&engine, &peers, e, host.get(node).copied());
+            out.entry(node.to_string()).or_default().push(acls);
+        }
+    }
+    for list in out.values_mut() {
+        list.sort_by(|a, b| a.pod.cmp(&b.pod));
+    }
+    out
+}
+
+/// A node's ACL table (at most [`ACL_ROWS_LIMIT`] rows) and the rules HNS skipped there.
+fn acl_blocks(n: &WindowsNodeRow) -> Vec<Block> {
+    if n.endpoint_acls.is_empty() {
+        return Vec::new();
+    }
+    let mut table = Table::new(&[
+        ("pod", false),
+        ("Id", false),
+        ("Action", false),
+        ("Direction", false),
+        ("Protocol", true),
+        ("LocalAddresses", false),
+        ("RemoteAddresses", false),
+        ("LocalPorts", false),
+        ("RemotePorts", false),
+        ("Priority", true),
+        ("RuleType", false),
+    ]);
+    let rows = n
+        .endpoint_acls
+        .iter()
+        .flat_map(|e| e.acls.iter().map(move |a| (e, a)));
+    let total = rows.clone().count();
+    let dash = |s: &str| {
+        if s.is_empty() {
+            "—".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    for (e, a) in rows.take(ACL_ROWS_LIMIT) {
+        table.push(vec![
+            e.pod.clone(),
+            dash(&a.id),
+            format!("{:?}", a.action),
+            format!("{:?}", a.direction),
+            a.protocol.to_string(),
+            dash(&a.local_addresses),
+            dash(&a.remote_addresses),
+            dash(&a.local_ports),
+            dash(&a.remote_ports),
+            a.priority.to_string(),
+            format!("{:?}", a.rule_type),
+        ]);
+    }
+    let mut blocks = vec![
+        Block::Paragraph(
+            "HNS ACL rules per pod endpoint (In, then Out, in priority order), as Calico for \
+             Windows programs them from the policies at the end of the run."
+                .to_string(),
+        ),
+        Block::Table(table),
+    ];
+    if total > ACL_ROWS_LIMIT {
+        blocks.push(Block::Paragraph(format!(
+            "{} more ACL entries in report.json (`windows.nodes[].endpointAcls`).",
+            total - ACL_ROWS_LIMIT
+        )));
+    }
+    let mut left_out: Vec<String> = n
+        .endpoint_acls
+        .iter()
+        .flat_map(|e| e.skipped.iter().chain(&e.not_modelled))
+        .map(|l| format!("{} ({})", l.rule, l.why))
+        .collect();
+    left_out.sort();
+    left_out.dedup();
+    if !left_out.is_empty() {
+        blocks.push(Block::Paragraph(format!(
+            "Left out of these lists: {}.",
+            left_out.join("; ")
+        )));
+    }
+    blocks
 }
 
 fn network_row(n: &hns::Network) -> NetworkRow {
@@ -235,6 +359,7 @@ pub fn section(w: &WindowsSection) -> Section {
                 "No HNS network (no block); {} HNS changes over the run.",
                 n.changes
             )));
+            blocks.extend(acl_blocks(n));
             continue;
         }
         let mut table = Table::new(&[
@@ -278,6 +403,7 @@ pub fn section(w: &WindowsSection) -> Section {
             "{} HNS changes over the run.",
             n.changes
         )));
+        blocks.extend(acl_blocks(n));
     }
     Section {
         title: "Windows nodes (HNS)",
