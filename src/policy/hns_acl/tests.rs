@@ -19,7 +19,7 @@ fn endpoint(name: &str, ip: &str, app: &str) -> Endpoint {
         namespace: "shop".to_string(),
         name: name.to_string(),
         ip: ip.parse().unwrap(),
-        labels: endpoint_labels(&labels, "shop", "default"),
+        labels: endpoint_labels(&labels, "shop", "default").into(),
         service_account: "default".to_string(),
         ports: Vec::new(),
         windows: name == "web",
