@@ -930,7 +930,7 @@ mod tests {
     use crate::policy::eval::NamedPort;
     use crate::policy::model::{
         Action, EntityRule, Policy, PolicyKind, PolicyResource, PolicySet, PolicyTypes, PortMatch,
-        Protocol, Rule, Tier, TierAction, endpoint_labels,
+        Protocol, Rule, Tier, TierAction,
     };
 
     fn sel(s: &str) -> Selector {
@@ -1055,11 +1055,6 @@ mod tests {
             endpoints.insert(
                 p.key,
                 Endpoint {
-                    namespace: ns.to_string(),
-                    name: format!("pod-{}", p.key.0),
-                    ip: p.ip,
-                    labels: endpoint_labels(&labels, ns, "default").into(),
-                    service_account: "default".to_string(),
                     ports: if g.chance(50) {
                         vec![NamedPort {
                             name: "web".into(),
@@ -1070,6 +1065,7 @@ mod tests {
                         Vec::new()
                     },
                     windows: g.chance(10),
+                    ..Endpoint::pod(ns, &format!("pod-{}", p.key.0), p.ip, &labels)
                 },
             );
         }
@@ -1251,15 +1247,7 @@ mod tests {
             let labels = [("app".to_string(), app.to_string())].into();
             endpoints.insert(
                 p.key,
-                Endpoint {
-                    namespace: ns.to_string(),
-                    name: format!("pod-{}", p.key.0),
-                    ip: p.ip,
-                    labels: endpoint_labels(&labels, ns, "default").into(),
-                    service_account: "default".to_string(),
-                    ports: Vec::new(),
-                    windows: false,
-                },
+                Endpoint::pod(ns, &format!("pod-{}", p.key.0), p.ip, &labels),
             );
         }
         let inputs = PolicyInputs {
@@ -1311,15 +1299,7 @@ mod tests {
             let labels = [("app".to_string(), "x".to_string())].into();
             endpoints.insert(
                 p.key,
-                Endpoint {
-                    namespace: "red".to_string(),
-                    name: format!("pod-{}", p.key.0),
-                    ip: p.ip,
-                    labels: endpoint_labels(&labels, "red", "default").into(),
-                    service_account: "default".to_string(),
-                    ports: Vec::new(),
-                    windows: false,
-                },
+                Endpoint::pod("red", &format!("pod-{}", p.key.0), p.ip, &labels),
             );
         }
         let inputs = PolicyInputs {

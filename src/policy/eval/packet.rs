@@ -36,6 +36,22 @@ pub struct Endpoint {
     pub windows: bool,
 }
 
+impl Endpoint {
+    /// A Linux pod's endpoint under the `default` ServiceAccount, without named ports: its
+    /// labels are `pod_labels` plus Calico's endpoint labels.
+    pub fn pod(namespace: &str, name: &str, ip: IpAddr, pod_labels: &Labels) -> Endpoint {
+        Endpoint {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            ip,
+            labels: crate::policy::model::endpoint_labels(pod_labels, namespace, "default").into(),
+            service_account: "default".to_string(),
+            ports: Vec::new(),
+            windows: false,
+        }
+    }
+}
+
 /// One end of a connection: an address and the workload endpoint owning it, if any.
 #[derive(Clone, Copy, Debug)]
 pub struct Party<'a> {

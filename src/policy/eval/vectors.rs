@@ -19,9 +19,7 @@ use std::net::IpAddr;
 use super::*;
 use crate::model::network::CalicoProfile;
 use crate::model::selector::Selector;
-use crate::policy::model::{
-    EntityRule, PolicyKind, PolicyResource, PolicyTypes, ServiceRef, endpoint_labels,
-};
+use crate::policy::model::{EntityRule, PolicyKind, PolicyResource, PolicyTypes, ServiceRef};
 
 const EXTERNAL: &str = "192.0.2.80";
 
@@ -127,11 +125,6 @@ fn world_at(profile: CalicoProfile) -> World {
         .iter()
         .map(|(ns, name, l, node, ip, ports)| {
             let e = Endpoint {
-                namespace: ns.to_string(),
-                name: name.to_string(),
-                ip: ip.parse().unwrap(),
-                labels: endpoint_labels(&labels(l), ns, "default").into(),
-                service_account: "default".to_string(),
                 ports: ports
                     .iter()
                     .map(|(n, p, proto)| NamedPort {
@@ -140,7 +133,7 @@ fn world_at(profile: CalicoProfile) -> World {
                         protocol: Protocol::from_name(proto).unwrap(),
                     })
                     .collect(),
-                windows: false,
+                ..Endpoint::pod(ns, name, ip.parse().unwrap(), &labels(l))
             };
             (format!("{ns}/{name}"), *node, e)
         })

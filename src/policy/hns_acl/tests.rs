@@ -8,7 +8,7 @@ use crate::model::Labels;
 use crate::model::network::CalicoProfile;
 use crate::model::selector::Selector;
 use crate::policy::model::{
-    IcmpMatch, Policy, PolicyKind, PolicyResource, PolicySet, PolicyTypes, Tier, endpoint_labels,
+    IcmpMatch, Policy, PolicyKind, PolicyResource, PolicySet, PolicyTypes, Tier,
 };
 
 const HOST: Ipv4Addr = Ipv4Addr::new(10, 30, 1, 10);
@@ -16,13 +16,8 @@ const HOST: Ipv4Addr = Ipv4Addr::new(10, 30, 1, 10);
 fn endpoint(name: &str, ip: &str, app: &str) -> Endpoint {
     let labels: Labels = [("app".to_string(), app.to_string())].into_iter().collect();
     Endpoint {
-        namespace: "shop".to_string(),
-        name: name.to_string(),
-        ip: ip.parse().unwrap(),
-        labels: endpoint_labels(&labels, "shop", "default").into(),
-        service_account: "default".to_string(),
-        ports: Vec::new(),
         windows: name == "web",
+        ..Endpoint::pod("shop", name, ip.parse().unwrap(), &labels)
     }
 }
 
