@@ -3,20 +3,12 @@
 //! values are derived by hand from the scenario (its header lists the policy) and Felix's
 //! Windows dataplane (REFERENCE-policy §4; see `src/policy/hns_acl.rs`).
 
-use podnet::report::Report;
-use podnet::scenario;
-use podnet::sim::Simulation;
+mod common;
+
 use serde_json::{Value, json};
 
 fn report(name: &str) -> (Value, String) {
-    let path = format!("{}/scenarios/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    let yaml = std::fs::read_to_string(&path).expect("library scenario");
-    let s = scenario::load_str(&path, &yaml).unwrap_or_else(|d| panic!("invalid:\n{d}"));
-    let outcome = Simulation::new(&s).run();
-    let report = Report::new(&s, &outcome, Vec::new());
-    let json = serde_json::from_str(&report.to_json()).expect("report.json");
-    let md = podnet::report::markdown::render(&report, &[], None);
-    (json, md)
+    common::library_report(name)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -3,25 +3,13 @@
 //! reads `report.json`, `report.md` and `podnet sweep`. Expected values are derived by hand in
 //! each scenario's header and below.
 
-use std::process::Command;
+mod common;
 
-use podnet::report::Report;
-use podnet::scenario;
-use podnet::sim::Simulation;
+use std::process::Command;
 
 /// The report of a library scenario, as JSON, and its Markdown.
 fn report(model: &str) -> (serde_json::Value, String) {
-    let path = format!(
-        "{}/scenarios/windows-micro-pools-per-{model}.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let yaml = std::fs::read_to_string(&path).expect("library scenario");
-    let s = scenario::load_str(&path, &yaml).unwrap_or_else(|d| panic!("invalid:\n{d}"));
-    let outcome = Simulation::new(&s).run();
-    let report = Report::new(&s, &outcome, Vec::new());
-    let json = serde_json::from_str(&report.to_json()).expect("report.json");
-    let md = podnet::report::markdown::render(&report, &[], None);
-    (json, md)
+    common::library_report(&format!("windows-micro-pools-per-{model}"))
 }
 
 /// (name, windowsBlocks, addresses, reserved, perBlock, perHost, perPool) of a row list.

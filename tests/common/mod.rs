@@ -67,3 +67,16 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     std::fs::write(&path, text).expect("write a test file");
     path.display().to_string()
 }
+
+/// A library scenario (`scenarios/<name>.yaml`) simulated in process: its report.json as
+/// JSON, and its report.md.
+pub fn library_report(name: &str) -> (serde_json::Value, String) {
+    let path = format!("{}/scenarios/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
+    let yaml = std::fs::read_to_string(&path).expect("library scenario");
+    let s = podnet::scenario::load_str(&path, &yaml).unwrap_or_else(|d| panic!("invalid:\n{d}"));
+    let outcome = podnet::sim::Simulation::new(&s).run();
+    let report = podnet::report::Report::new(&s, &outcome, Vec::new());
+    let json = serde_json::from_str(&report.to_json()).expect("report.json");
+    let md = podnet::report::markdown::render(&report, &[], None);
+    (json, md)
+}
