@@ -37,10 +37,11 @@ use crate::scenario::{LIMITS, Scenario};
 
 mod events;
 mod expect;
+mod nodes;
 mod topology;
 
 use expect::{declared_pools, possible_pools};
-use topology::{AddressCursor, automatic_labels, merge_calico_nodes, node_labels_message};
+use nodes::{AddressCursor, automatic_labels, merge_calico_nodes, node_labels_message, nth_host};
 
 /// Everything gathered from the scenario file and its includes, before building.
 pub struct Gathered {
