@@ -4,7 +4,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use podnet::ipam::calico::{AssignRequest, CalicoIpam, IpPool, IpamConfig, IpamNode, Os, Profile};
+use podnet::ipam::calico::{
+    AssignRequest, CalicoIpam, CalicoProfile, IpPool, IpamConfig, IpamNode, Os,
+};
 use podnet::model::Labels;
 use podnet::model::time::SimTime;
 
@@ -12,7 +14,7 @@ const NODES: usize = 5_000;
 const PODS: usize = 150_000;
 
 fn fresh() -> (CalicoIpam, Vec<String>) {
-    let mut ipam = CalicoIpam::new(Profile::V3_30, IpamConfig::default());
+    let mut ipam = CalicoIpam::new(CalicoProfile::V3_30, IpamConfig::default());
     let pool = IpPool::with_defaults("pods", "10.0.0.0/12".parse().expect("cidr"));
     ipam.upsert_pool(pool).expect("pool");
     let names: Vec<String> = (0..NODES).map(|i| format!("node-{i}")).collect();

@@ -16,7 +16,7 @@ use crate::forwarding::advertise::advertisers;
 use crate::forwarding::connect::{Connection, ConnectionVerdict, Policing};
 use crate::forwarding::service::{NoBackend, ServiceView};
 use crate::forwarding::service_entry::{
-    Fork, Inbound, Leg, ServiceEntry, connect_entry, connect_entry_paths, entry_address, service_at,
+    EntryRequest, Fork, Inbound, Leg, ServiceEntry, entry_address, service_at,
 };
 use crate::forwarding::{Trace, Verdict};
 use crate::model::TextEnum;
@@ -61,30 +61,27 @@ pub fn run(args: &TraceArgs, snap: &Snapshot, external: usize) -> Option<i32> {
     };
     let policing = snap.policy.as_deref().map(Policing::new);
     let client = snap.externals[external].address();
-    let Some(e) = connect_entry(
-        &snap.dataplane,
-        policing.as_ref(),
-        &snap.services,
-        (external, client),
+    let request = EntryRequest {
+        dp: &snap.dataplane,
+        policing: policing.as_ref(),
+        table: &snap.services,
+        from: (external, client),
         address,
-        &packet,
-        true,
-    ) else {
+        packet: &packet,
+        explain: true,
+    };
+    let Some(e) = request.hashed() else {
         return fail(format!("--to: {address} is no address of a Service"));
     };
     // With fabric ECMP, every branch of the walk in, each to its own node.
     let paths = if e.forks.is_empty() {
         Vec::new()
     } else {
-        connect_entry_paths(
-            &snap.dataplane,
-            policing.as_ref(),
-            &snap.services,
-            (external, client),
-            address,
-            &packet,
-            false,
-        )
+        EntryRequest {
+            explain: false,
+            ..request
+        }
+        .every_path()
         .unwrap_or_default()
     };
     let enforced = policing.is_some().then_some(&packet);

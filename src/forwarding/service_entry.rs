@@ -25,9 +25,9 @@
 //! endpoint is kube-proxy's seeded draw ([`dnat`]) keyed by the client's address, and the
 //! other candidates are followed too, as for a pod's connection to a Service.
 //! With fabric ECMP (`topology.fabric.ecmp`, [`super::ecmp`]) a router holding several
-//! equal-cost paths for the address forks the walk in: [`connect_entry`] follows the branch
+//! equal-cost paths for the address forks the walk in: [`EntryRequest::hashed`] follows the branch
 //! the seeded flow hash picks and records every fork ([`Fork`]: the equal next hops and the
-//! one picked); [`connect_entry_paths`] follows every branch (each its own node, DNAT and
+//! one picked); [`EntryRequest::every_path`] follows every branch (each its own node, DNAT and
 //! legs), so reachability is judged over all of them.
 //! What this is not: no NodePort, no health-check node port.
 
@@ -382,161 +382,152 @@ fn leg(
     })
 }
 
-/// Follows a new connection from `from`, an external (its index in `Topology::externals`)
-/// and the client address there, to `address`, an address of a Service of `table`, with
-/// `packet` (whose port is the Service port), along the ECMP branch the flow hash picks.
-/// `None` when the external or the address is unknown.
-pub fn connect_entry(
-    dp: &Dataplane,
-    policing: Option<&Policing<'_>>,
-    table: &ServiceTable,
-    from: (usize, IpAddr),
-    address: IpAddr,
-    packet: &Packet,
-    explain: bool,
-) -> Option<ServiceEntry> {
-    let flow = ecmp::flow_key(from.1, address, packet.port, packet.protocol.0);
-    let choice = Choice::Hash {
-        seed: table.seed,
-        flow,
-    };
-    entry_along(
-        dp,
-        policing,
-        table,
-        (from, address),
-        packet,
-        explain,
-        choice,
-    )
+/// A new connection from an external place to a Service address: from `from`, an external
+/// (its index in `Topology::externals`) and the client address there, to `address`, an
+/// address of a Service of `table`, with `packet` (whose port is the Service port).
+/// `explain` records each policy evaluation step by step (for `trace`).
+#[derive(Clone, Copy)]
+pub struct EntryRequest<'a> {
+    pub dp: &'a Dataplane,
+    pub policing: Option<&'a Policing<'a>>,
+    pub table: &'a ServiceTable,
+    pub from: (usize, IpAddr),
+    pub address: IpAddr,
+    pub packet: &'a Packet,
+    pub explain: bool,
 }
 
-/// The same connection along every ECMP branch of the walk in (at most [`MAX_PATHS`]), in
-/// branch order (at each fork the best route's next hop first); one entry without ECMP.
-/// The entry [`ServiceEntry::hashed`] says is the one [`connect_entry`] follows.
-pub fn connect_entry_paths(
-    dp: &Dataplane,
-    policing: Option<&Policing<'_>>,
-    table: &ServiceTable,
-    from: (usize, IpAddr),
-    address: IpAddr,
-    packet: &Packet,
-    explain: bool,
-) -> Option<Vec<ServiceEntry>> {
-    let flow = ecmp::flow_key(from.1, address, packet.port, packet.protocol.0);
-    let mut out: Vec<ServiceEntry> = Vec::new();
-    let mut picks: Vec<usize> = Vec::new();
-    loop {
-        let choice = Choice::Script {
-            seed: table.seed,
-            flow,
-            picks: &picks,
-        };
-        let e = entry_along(
+impl EntryRequest<'_> {
+    /// The connection along the ECMP branch the flow hash picks. `None` when the external or
+    /// the address is unknown.
+    pub fn hashed(&self) -> Option<ServiceEntry> {
+        self.along(Choice::Hash {
+            seed: self.table.seed,
+            flow: self.flow(),
+        })
+    }
+
+    /// The connection along every ECMP branch of the walk in (at most [`MAX_PATHS`]), in
+    /// branch order (at each fork the best route's next hop first); one entry without ECMP.
+    /// The entry [`ServiceEntry::hashed`] says is the one [`EntryRequest::hashed`] follows.
+    pub fn every_path(&self) -> Option<Vec<ServiceEntry>> {
+        let flow = self.flow();
+        let mut out: Vec<ServiceEntry> = Vec::new();
+        let mut picks: Vec<usize> = Vec::new();
+        loop {
+            let e = self.along(Choice::Script {
+                seed: self.table.seed,
+                flow,
+                picks: &picks,
+            })?;
+            // The next branch: the last fork with a choice left takes it, earlier ones stay.
+            let next = e
+                .forks
+                .iter()
+                .rposition(|f| f.picked + 1 < f.options.len())
+                .map(|i| {
+                    let mut p: Vec<usize> = e.forks[..i].iter().map(|f| f.picked).collect();
+                    p.push(e.forks[i].picked + 1);
+                    p
+                });
+            out.push(e);
+            match next {
+                Some(p) if out.len() < MAX_PATHS => picks = p,
+                _ => break,
+            }
+        }
+        Some(out)
+    }
+
+    fn flow(&self) -> u64 {
+        ecmp::flow_key(
+            self.from.1,
+            self.address,
+            self.packet.port,
+            self.packet.protocol.0,
+        )
+    }
+
+    fn along(&self, choice: Choice<'_>) -> Option<ServiceEntry> {
+        let EntryRequest {
             dp,
             policing,
             table,
-            (from, address),
+            from,
+            address,
             packet,
             explain,
-            choice,
-        )?;
-        // The next branch: the last fork with a choice left takes it, earlier ones stay.
-        let next = e
-            .forks
-            .iter()
-            .rposition(|f| f.picked + 1 < f.options.len())
-            .map(|i| {
-                let mut p: Vec<usize> = e.forks[..i].iter().map(|f| f.picked).collect();
-                p.push(e.forks[i].picked + 1);
-                p
-            });
-        out.push(e);
-        match next {
-            Some(p) if out.len() < MAX_PATHS => picks = p,
-            _ => break,
+        } = *self;
+        let (external, client) = from;
+        let attach = dp.externals().get(external)?.attach;
+        let (view, kind) = service_at(table, address)?;
+        let (inbound, entered, forks) = walk_in(dp, attach, address, choice);
+        let mut entry = ServiceEntry {
+            external,
+            client,
+            address,
+            kind,
+            inbound,
+            forks,
+            entered: entered.clone(),
+            dnat: None,
+            snat: None,
+            chosen: None,
+            others: Vec::new(),
+        };
+        let Inbound::Node(node) = entered else {
+            return Some(entry);
+        };
+        let Some(port) = packet.protocol.has_ports().then_some(packet.port) else {
+            entry.dnat = Some(Err(NoBackend::NoSuchPort));
+            return Some(entry);
+        };
+        let s = &view.service;
+        let (local_only, masquerade) = match kind {
+            ServiceIpKind::Cluster => (s.internal_traffic_policy == TrafficPolicy::Local, true),
+            _ => match s.external_traffic_policy {
+                TrafficPolicy::Local => (true, false),
+                TrafficPolicy::Cluster => (false, true),
+            },
+        };
+        let d = dnat_with(
+            table.seed,
+            view,
+            client,
+            local_only.then_some(node),
+            port,
+            packet.protocol,
+        );
+        entry.snat = masquerade.then(|| dp.address(node)).flatten();
+        let seen_from = entry.snat.unwrap_or(client);
+        if let Ok(d) = &d {
+            let mut legs = Vec::new();
+            for &i in
+                std::iter::once(&d.chosen).chain(d.candidates.iter().filter(|i| **i != d.chosen))
+            {
+                let b = &view.backends[i];
+                let mut translated = *packet;
+                translated.port = b.target_ports[d.port_index].unwrap_or(packet.port);
+                legs.push(leg(
+                    dp,
+                    policing,
+                    node,
+                    (i, b.ip),
+                    Sources {
+                        seen: seen_from,
+                        client,
+                    },
+                    &translated,
+                    explain,
+                )?);
+            }
+            let mut legs = legs.into_iter();
+            entry.chosen = legs.next();
+            entry.others = legs.collect();
         }
+        entry.dnat = Some(d);
+        Some(entry)
     }
-    Some(out)
-}
-
-fn entry_along(
-    dp: &Dataplane,
-    policing: Option<&Policing<'_>>,
-    table: &ServiceTable,
-    (from, address): ((usize, IpAddr), IpAddr),
-    packet: &Packet,
-    explain: bool,
-    choice: Choice<'_>,
-) -> Option<ServiceEntry> {
-    let (external, client) = from;
-    let attach = dp.externals().get(external)?.attach;
-    let (view, kind) = service_at(table, address)?;
-    let (inbound, entered, forks) = walk_in(dp, attach, address, choice);
-    let mut entry = ServiceEntry {
-        external,
-        client,
-        address,
-        kind,
-        inbound,
-        forks,
-        entered: entered.clone(),
-        dnat: None,
-        snat: None,
-        chosen: None,
-        others: Vec::new(),
-    };
-    let Inbound::Node(node) = entered else {
-        return Some(entry);
-    };
-    let Some(port) = packet.protocol.has_ports().then_some(packet.port) else {
-        entry.dnat = Some(Err(NoBackend::NoSuchPort));
-        return Some(entry);
-    };
-    let s = &view.service;
-    let (local_only, masquerade) = match kind {
-        ServiceIpKind::Cluster => (s.internal_traffic_policy == TrafficPolicy::Local, true),
-        _ => match s.external_traffic_policy {
-            TrafficPolicy::Local => (true, false),
-            TrafficPolicy::Cluster => (false, true),
-        },
-    };
-    let d = dnat_with(
-        table.seed,
-        view,
-        client,
-        local_only.then_some(node),
-        port,
-        packet.protocol,
-    );
-    entry.snat = masquerade.then(|| dp.address(node)).flatten();
-    let seen_from = entry.snat.unwrap_or(client);
-    if let Ok(d) = &d {
-        let mut legs = Vec::new();
-        for &i in std::iter::once(&d.chosen).chain(d.candidates.iter().filter(|i| **i != d.chosen))
-        {
-            let b = &view.backends[i];
-            let mut translated = *packet;
-            translated.port = b.target_ports[d.port_index].unwrap_or(packet.port);
-            legs.push(leg(
-                dp,
-                policing,
-                node,
-                (i, b.ip),
-                Sources {
-                    seen: seen_from,
-                    client,
-                },
-                &translated,
-                explain,
-            )?);
-        }
-        let mut legs = legs.into_iter();
-        entry.chosen = legs.next();
-        entry.others = legs.collect();
-    }
-    entry.dnat = Some(d);
-    Some(entry)
 }
 
 #[cfg(test)]
@@ -614,15 +605,16 @@ mod tests {
 
     fn enter(dp: &Dataplane, table: &ServiceTable) -> ServiceEntry {
         let p = Packet::tcp(80);
-        connect_entry(
+        EntryRequest {
             dp,
-            None,
+            policing: None,
             table,
-            (0, ip("0.0.0.1")),
-            ip("203.0.113.10"),
-            &p,
-            false,
-        )
+            from: (0, ip("0.0.0.1")),
+            address: ip("203.0.113.10"),
+            packet: &p,
+            explain: false,
+        }
+        .hashed()
         .unwrap()
     }
 

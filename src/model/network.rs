@@ -198,6 +198,18 @@ pub struct Profile {
     pub bgp_timers: TimerProfile,
 }
 
+impl CalicoProfile {
+    /// v3.32+: a node may claim another node's block that has been empty for a minute.
+    pub fn reclaims_empty_blocks(self) -> bool {
+        self >= CalicoProfile::V3_32
+    }
+
+    /// v3.33+: `ipCooldownSeconds`, released addresses wait before reuse.
+    pub fn has_ip_cooldown(self) -> bool {
+        self >= CalicoProfile::V3_33
+    }
+}
+
 // `text_enum!` cannot derive Default, so the defaults are written out.
 #[allow(clippy::derivable_impls)]
 impl Default for CalicoProfile {

@@ -477,6 +477,26 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// A policy of `kind` named `name` (in `namespace` for a namespaced kind) in the default
+    /// tier, unordered, selecting every endpoint, with no rules and no policy types: the
+    /// caller fills in the rest.
+    pub fn new(kind: PolicyKind, namespace: Option<&str>, name: &str) -> Policy {
+        Policy {
+            kind,
+            staged: false,
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+            tier: DEFAULT_TIER.to_string(),
+            order: None,
+            selector: Selector::all(),
+            service_account_selector: None,
+            namespace_selector: None,
+            types: PolicyTypes::default(),
+            ingress: Vec::new(),
+            egress: Vec::new(),
+        }
+    }
+
     pub fn key(&self) -> PolicyKey {
         PolicyKey {
             kind: self.kind,

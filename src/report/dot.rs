@@ -187,26 +187,9 @@ fn quote(text: &str) -> String {
 mod tests {
     use super::*;
 
-    const TWO_RACKS: &str = r#"
-name: tiny
-topology:
-  zones:
-  - name: z
-    racks:
-    - {name: r1, subnet: 10.0.1.0/24, nodes: [{namePrefix: a, count: 2}]}
-    - {name: r2, subnet: 10.0.2.0/24, nodes: [{namePrefix: b, count: 1}]}
-"#;
-
     #[test]
     fn racks_are_clusters_links_solid_sessions_dashed() {
-        let s = crate::scenario::load_str("tiny.yaml", TWO_RACKS).expect("valid");
-        let mut topo = s.topology.clone();
-        let link = topo
-            .links
-            .iter()
-            .position(|l| l.kind == LinkKind::Fabric)
-            .expect("a fabric link");
-        topo.links[link].up = false;
+        let topo = crate::report::testutil::two_racks_one_fabric_link_down();
         let sessions = [
             SessionEdge {
                 a: "a-1".into(),

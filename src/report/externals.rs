@@ -33,7 +33,7 @@ use crate::forwarding::walk::Trace;
 use crate::model::topology::DeviceId;
 use crate::sim::Snapshot;
 use crate::sim::external_expect::{pod_connections, words};
-use crate::sim::service_entry_expect::entry_port_paths;
+use crate::sim::service_entry_expect::entry_port;
 use crate::sim::service_expect::{PortOutcome, service_ports};
 
 /// One external and the traffic crossing the cluster's edge with it.
@@ -275,7 +275,7 @@ fn services(
         for port in service_ports(v, None) {
             let mut failures = Vec::new();
             let (outcome, paths, paths_delivered) =
-                match entry_port_paths(last, policing, from, address, port, &mut failures) {
+                match entry_port(last, policing, from, address, port, &mut failures) {
                     Ok(p) => (
                         match p.outcome {
                             PortOutcome::Every => "every",

@@ -21,6 +21,9 @@ pub mod services;
 pub mod unreachable;
 pub mod windows;
 
+#[cfg(test)]
+mod testutil;
+
 use serde::Serialize;
 
 use crate::forwarding::{PodKey, Source};

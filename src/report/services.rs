@@ -221,7 +221,8 @@ fn clients(last: &Snapshot, v: &ServiceView) -> Vec<ClientRow> {
                     address,
                     port,
                     &mut Vec::new(),
-                );
+                )
+                .map(|p| p.outcome);
                 let (every, some, none) = match outcome {
                     Ok(PortOutcome::Every) => (1, 0, 0),
                     Ok(PortOutcome::Some { .. }) => (0, 1, 0),

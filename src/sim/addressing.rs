@@ -19,7 +19,7 @@ use crate::ipam::spiderpool::{
 use crate::model::Labels;
 use crate::model::network::{CalicoBackend, CalicoProfile, Cni, Network, WindowsHns};
 use crate::model::time::SimTime;
-use crate::model::topology::{Node, Os, Topology};
+use crate::model::topology::{Node, Topology};
 use crate::scenario::kinds::{Namespace, ResourceSpec};
 use crate::sim::cluster::PendingReason;
 use crate::sim::snapshot::PoolRow;
@@ -73,11 +73,6 @@ impl Addressing {
         let mut notes = Vec::new();
         match network.cni {
             Cni::Calico => {
-                let profile = match profile {
-                    CalicoProfile::V3_30 => calico::Profile::V3_30,
-                    CalicoProfile::V3_32 => calico::Profile::V3_32,
-                    CalicoProfile::V3_33 => calico::Profile::V3_33,
-                };
                 let config = specs
                     .iter()
                     .find_map(|s| match s {
@@ -165,10 +160,7 @@ impl Addressing {
             ipam.upsert_node(calico::IpamNode {
                 name: node.name.clone(),
                 labels: node.labels.clone(),
-                os: match node.os {
-                    Os::Linux => calico::Os::Linux,
-                    Os::Windows => calico::Os::Windows,
-                },
+                os: node.os,
             });
             ipam.assign_tunnel(now, &node.name);
         }

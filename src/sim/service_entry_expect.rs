@@ -1,7 +1,7 @@
 //! `reachable`, `unreachable` and `isolated` with `from: {external: X}` and
 //! `to: {service: ns/name}` (SPEC §2.6, §7): the external connects to the address it reaches
 //! the Service at (its LoadBalancer IP, else its first external IP, else its cluster IP) on
-//! each Service port, or the one `port` names, through [`connect_entry`]: the fabric's
+//! each Service port, or the one `port` names, through [`EntryRequest`]: the fabric's
 //! advertised routes, kube-proxy at the node the packet reached, the endpoint's ingress
 //! policy, the reply.
 //!
@@ -18,7 +18,7 @@ use super::external_expect::reach_holds;
 use super::service_expect::{PortOutcome, service_ports};
 use super::snapshot::Snapshot;
 use crate::forwarding::connect::{ConnectionVerdict, Policing};
-use crate::forwarding::service_entry::{EntryVerdict, connect_entry_paths, entry_address};
+use crate::forwarding::service_entry::{EntryRequest, EntryVerdict, entry_address};
 use crate::model::TextEnum;
 use crate::model::expect::Check;
 use crate::model::topology::DeviceId;
@@ -66,21 +66,7 @@ pub fn words(snap: &Snapshot, v: &EntryVerdict) -> String {
     }
 }
 
-/// How connections from `from` (an external's index and its client address) to `address`,
-/// a Service address, fare on `port`: every endpoint a connection can reach delivers, some
-/// do, or none; the failures in words.
-pub fn entry_port(
-    snap: &Snapshot,
-    policing: Option<&Policing<'_>>,
-    from: (usize, IpAddr),
-    address: IpAddr,
-    port: (u16, Protocol),
-    failures: &mut Vec<String>,
-) -> Result<PortOutcome, String> {
-    entry_port_paths(snap, policing, from, address, port, failures).map(|p| p.outcome)
-}
-
-/// [`entry_port`] with the ECMP paths counted.
+/// How connections from outside fare on one port of a Service address ([`entry_port`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryPaths {
     pub outcome: PortOutcome,
@@ -90,10 +76,13 @@ pub struct EntryPaths {
     pub delivered: usize,
 }
 
-/// [`entry_port`] over every ECMP branch of the walk in: a connection may take any of them
-/// (the flow hash spreads connections), so every endpoint reachable on every branch counts;
-/// a failure on a branch other than the first says which (`on ECMP path k of n`).
-pub fn entry_port_paths(
+/// How connections from `from` (an external's index and its client address) to `address`,
+/// a Service address, fare on `port`: every endpoint a connection can reach delivers, some
+/// do, or none; the failures in words. Judged over every ECMP branch of the walk in: a
+/// connection may take any of them (the flow hash spreads connections), so every endpoint
+/// reachable on every branch counts; a failure on a branch other than the first says which
+/// (`on ECMP path k of n`).
+pub fn entry_port(
     snap: &Snapshot,
     policing: Option<&Policing<'_>>,
     from: (usize, IpAddr),
@@ -102,15 +91,16 @@ pub fn entry_port_paths(
     failures: &mut Vec<String>,
 ) -> Result<EntryPaths, String> {
     let packet = Packet::with_port(port.1, port.0);
-    let entries = connect_entry_paths(
-        &snap.dataplane,
+    let entries = EntryRequest {
+        dp: &snap.dataplane,
         policing,
-        &snap.services,
+        table: &snap.services,
         from,
         address,
-        &packet,
-        false,
-    )
+        packet: &packet,
+        explain: false,
+    }
+    .every_path()
     .ok_or_else(|| format!("{address} is no Service address"))?;
     let n = entries.len();
     let (mut verdicts, mut paths_delivered) = (Vec::new(), 0usize);
@@ -203,7 +193,7 @@ pub fn judge(
     let (mut paths, mut paths_delivered) = (0usize, 0usize);
     for &port in &ports {
         let mut words = Vec::new();
-        let p = entry_port_paths(
+        let p = entry_port(
             snap,
             policing.as_ref(),
             (index, client),

@@ -166,29 +166,17 @@ impl DataplaneBuilder {
         let Some((device, rack)) = self.node_devices.get(node.index()).copied().flatten() else {
             return false;
         };
-        if attachment == Attachment::Host {
+        // A host-network pod is its node: the node's address, shared, so not in `pod_by_ip`.
+        let host_network = attachment == Attachment::Host;
+        let ip = if host_network {
             let Some(info) = dp.devices.get(device.index()) else {
                 return false;
             };
-            let ip = info.address;
-            if dp.pods.contains_key(&key) {
-                return false;
-            }
-            dp.pods.insert(
-                key,
-                PodInfo {
-                    key,
-                    ip,
-                    node,
-                    device,
-                    rack,
-                    attachment,
-                    wrong_subnet: false,
-                },
-            );
-            return true;
-        }
-        if dp.pods.contains_key(&key) || dp.pod_by_ip.contains_key(&ip) {
+            info.address
+        } else {
+            ip
+        };
+        if dp.pods.contains_key(&key) || (!host_network && dp.pod_by_ip.contains_key(&ip)) {
             return false;
         }
         let subnet = dp.racks.get(rack.index()).map(|r| r.subnet);
@@ -221,7 +209,9 @@ impl DataplaneBuilder {
                 wrong_subnet,
             },
         );
-        dp.pod_by_ip.insert(ip, key);
+        if !host_network {
+            dp.pod_by_ip.insert(ip, key);
+        }
         true
     }
 

@@ -111,8 +111,9 @@ fn random_policy(g: &mut Gen, i: usize) -> Policy {
     }
 }
 
-fn inputs(seed: u64, dp: &Dataplane) -> PolicyInputs {
-    let mut g = Gen(seed ^ 0x5eed);
+/// Namespace `red` (labelled `team: red`) and the tier `guard` (order 100) ending in
+/// `default_action`.
+fn red_and_guard(default_action: TierAction) -> PolicySet {
     let mut set = PolicySet::new(CalicoProfile::V3_30);
     set.apply(&PolicyResource::Namespace {
         name: "red".into(),
@@ -121,8 +122,14 @@ fn inputs(seed: u64, dp: &Dataplane) -> PolicyInputs {
     set.apply(&PolicyResource::Tier(Tier {
         name: "guard".into(),
         order: Some(100.0),
-        default_action: g.pick(&[TierAction::Deny, TierAction::Pass]),
+        default_action,
     }));
+    set
+}
+
+fn inputs(seed: u64, dp: &Dataplane) -> PolicyInputs {
+    let mut g = Gen(seed ^ 0x5eed);
+    let mut set = red_and_guard(g.pick(&[TierAction::Deny, TierAction::Pass]));
     for i in 0..1 + g.below(4) {
         set.apply(&PolicyResource::Policy(Box::new(random_policy(&mut g, i))));
     }
@@ -234,21 +241,16 @@ fn policy(
     egress: Option<Vec<Rule>>,
 ) -> PolicyResource {
     PolicyResource::Policy(Box::new(Policy {
-        kind,
-        staged: false,
-        namespace: namespace.map(str::to_string),
-        name: name.to_string(),
         tier: tier.to_string(),
         order: Some(100.0),
         selector: sel(selector),
-        service_account_selector: None,
-        namespace_selector: None,
         types: PolicyTypes {
             ingress: ingress.is_some(),
             egress: egress.is_some(),
         },
         ingress: ingress.unwrap_or_default(),
         egress: egress.unwrap_or_default(),
+        ..Policy::new(kind, namespace, name)
     }))
 }
 
@@ -276,16 +278,7 @@ fn mixed_classes() -> (Dataplane, PolicyInputs) {
     let n1 = crate::forwarding::testutil::dev(&t, "a0-n1");
     b.blackhole(n1, crate::forwarding::testutil::block(5));
     let dp = b.build();
-    let mut set = PolicySet::new(CalicoProfile::V3_30);
-    set.apply(&PolicyResource::Namespace {
-        name: "red".into(),
-        labels: [("team".to_string(), "red".to_string())].into(),
-    });
-    set.apply(&PolicyResource::Tier(Tier {
-        name: "guard".into(),
-        order: Some(100.0),
-        default_action: TierAction::Deny,
-    }));
+    let mut set = red_and_guard(TierAction::Deny);
     let mut deny_tcp = Rule::any(Action::Deny);
     deny_tcp.protocol = Some(Protocol::TCP);
     set.apply(&policy(

@@ -90,6 +90,27 @@ pub struct UnreachableGroup {
     pub example: (PodKey, PodKey),
 }
 
+impl UnreachableGroup {
+    /// The groups of pairs counted by (reason, stopping device) with their smallest pair, in
+    /// that order; empty groups left out.
+    pub(crate) fn listed(
+        groups: BTreeMap<(Reason, DeviceId), (u64, (PodKey, PodKey))>,
+    ) -> Vec<UnreachableGroup> {
+        groups
+            .into_iter()
+            .filter(|(_, (count, _))| *count > 0)
+            .map(
+                |((reason, stopped_at), (count, example))| UnreachableGroup {
+                    reason,
+                    stopped_at,
+                    count,
+                    example,
+                },
+            )
+            .collect()
+    }
+}
+
 /// Reachability between two sets of pods.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reachability {
@@ -526,19 +547,7 @@ impl Tally {
 
     /// The result, with `pairs` ordered pairs considered in all.
     fn into_reachability(self, pairs: u64) -> Reachability {
-        let unreachable = self
-            .groups
-            .into_iter()
-            .filter(|(_, (count, _))| *count > 0)
-            .map(
-                |((reason, stopped_at), (count, example))| UnreachableGroup {
-                    reason,
-                    stopped_at,
-                    count,
-                    example,
-                },
-            )
-            .collect();
+        let unreachable = UnreachableGroup::listed(self.groups);
         Reachability {
             pairs,
             reachable: self.reachable,

@@ -29,17 +29,7 @@ fn brute(dp: &Dataplane, from: &[PodKey], to: &[PodKey]) -> Reachability {
             }
         }
     }
-    out.unreachable = groups
-        .into_iter()
-        .map(
-            |((reason, stopped_at), (count, example))| UnreachableGroup {
-                reason,
-                stopped_at,
-                count,
-                example,
-            },
-        )
-        .collect();
+    out.unreachable = UnreachableGroup::listed(groups);
     out
 }
 

@@ -48,33 +48,10 @@ use ipnet::IpNet;
 
 use crate::model::Labels;
 
-/// Which Calico release's behaviour to reproduce where releases differ.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Profile {
-    /// No empty-block reclaim, no IP cooldown.
-    V3_30,
-    /// Adds reclaiming another node's block that has been empty for a minute.
-    V3_32,
-    /// Adds `ipCooldownSeconds`: released addresses wait before reuse.
-    V3_33,
-}
+pub use crate::model::network::CalicoProfile;
 
-impl Profile {
-    pub(crate) fn reclaims_empty_blocks(self) -> bool {
-        self >= Profile::V3_32
-    }
-    pub(crate) fn has_ip_cooldown(self) -> bool {
-        self >= Profile::V3_33
-    }
-}
-
-/// A node's operating system, which changes how its blocks are laid out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Os {
-    #[default]
-    Linux,
-    Windows,
-}
+/// A node's operating system, which changes how its blocks are laid out (HNS on Windows).
+pub use crate::model::topology::Os;
 
 /// What IPAM needs to know about a node: its name (the affinity key), labels and OS.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -33,7 +33,7 @@ fn node(name: &str, os: Os) -> IpamNode {
 }
 
 fn ipam(pools: Vec<IpPool>, config: IpamConfig, nodes: &[&str]) -> CalicoIpam {
-    let mut ipam = CalicoIpam::new(Profile::V3_30, config);
+    let mut ipam = CalicoIpam::new(CalicoProfile::V3_30, config);
     for p in pools {
         ipam.upsert_pool(p).unwrap();
     }
@@ -373,7 +373,7 @@ fn cooldown_holds_released_addresses_on_v3_33() {
         ip_cooldown: SimDuration::from_secs(30),
         ..IpamConfig::default()
     };
-    let mut ipam = CalicoIpam::new(Profile::V3_33, config);
+    let mut ipam = CalicoIpam::new(CalicoProfile::V3_33, config);
     ipam.upsert_pool(pool("p", "10.0.0.0/30", 30)).unwrap();
     ipam.upsert_node(node("n", Os::Linux));
     let mut req = AssignRequest::pod("h", "n", "default");
@@ -625,10 +625,10 @@ fn v3_32_reclaims_another_nodes_block_empty_for_a_minute() {
         ipam
     };
     let later = T0 + SimDuration::from_secs(60);
-    let mut old = build(Profile::V3_30);
+    let mut old = build(CalicoProfile::V3_30);
     let o = old.auto_assign(later, &AssignRequest::pod("y", "b", "default"));
     assert_eq!(o.error, Some(IpamError::StrictNoFreeBlocks));
-    let mut new = build(Profile::V3_32);
+    let mut new = build(CalicoProfile::V3_32);
     let young = new.auto_assign(
         T0 + SimDuration::from_secs(59),
         &AssignRequest::pod("y", "b", "default"),
@@ -731,7 +731,7 @@ proptest! {
             ip_cooldown: SimDuration::from_secs(cooldown),
             ..IpamConfig::default()
         };
-        let mut ipam = CalicoIpam::new(Profile::V3_33, config);
+        let mut ipam = CalicoIpam::new(CalicoProfile::V3_33, config);
         ipam.upsert_pool(pool("a", "10.0.0.0/24", 28)).unwrap();
         ipam.upsert_pool(pool("b", "10.0.1.0/26", 29)).unwrap();
         let reserved: Vec<IpNet> = vec!["10.0.0.5/32".parse().unwrap(), "10.0.0.32/28".parse().unwrap()];
@@ -799,7 +799,7 @@ fn node_of(i: usize) -> IpamNode {
 #[test]
 #[ignore]
 fn bulk_150k_allocations() {
-    let mut ipam = CalicoIpam::new(Profile::V3_33, IpamConfig::default());
+    let mut ipam = CalicoIpam::new(CalicoProfile::V3_33, IpamConfig::default());
     ipam.upsert_pool(pool("big", "10.0.0.0/12", 26)).unwrap();
     for n in 0..1000 {
         ipam.upsert_node(node(&format!("node-{n}"), Os::Linux));

@@ -153,18 +153,8 @@ fn sel(text: &str) -> Selector {
 /// A Calico policy with no rules; the helpers below fill it in.
 fn policy(kind: PolicyKind, ns: Option<&str>, name: &str, selector: &str) -> Policy {
     Policy {
-        kind,
-        staged: false,
-        namespace: ns.map(str::to_string),
-        name: name.to_string(),
-        tier: DEFAULT_TIER.to_string(),
-        order: None,
         selector: sel(selector),
-        service_account_selector: None,
-        namespace_selector: None,
-        types: PolicyTypes::default(),
-        ingress: Vec::new(),
-        egress: Vec::new(),
+        ..Policy::new(kind, ns, name)
     }
 }
 

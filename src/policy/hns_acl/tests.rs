@@ -32,18 +32,11 @@ fn endpoints() -> Vec<Endpoint> {
 
 fn cnp(name: &str, tier: &str, selector: &str, types: PolicyTypes) -> Policy {
     Policy {
-        kind: PolicyKind::CalicoNetworkPolicy,
-        staged: false,
-        namespace: Some("shop".to_string()),
-        name: name.to_string(),
         tier: tier.to_string(),
         order: Some(100.0),
         selector: Selector::parse(selector).unwrap(),
-        service_account_selector: None,
-        namespace_selector: None,
         types,
-        ingress: Vec::new(),
-        egress: Vec::new(),
+        ..Policy::new(PolicyKind::CalicoNetworkPolicy, Some("shop"), name)
     }
 }
 

@@ -18,18 +18,9 @@ fn port_protocols_are_their_ip_protocol_numbers_and_back() {
 
 fn policy(kind: PolicyKind, ns: Option<&str>, name: &str, order: Option<f64>) -> Policy {
     Policy {
-        kind,
-        staged: false,
-        namespace: ns.map(str::to_string),
-        name: name.to_string(),
-        tier: DEFAULT_TIER.to_string(),
         order,
-        selector: Selector::all(),
-        service_account_selector: None,
-        namespace_selector: None,
         types: PolicyTypes::calico_default(true, false),
-        ingress: vec![],
-        egress: vec![],
+        ..Policy::new(kind, ns, name)
     }
 }
 

@@ -344,20 +344,23 @@ pub(super) fn anp_port(
     let range = object.child(cx, "portRange")?;
     cx.at_key("portRange", |cx| {
         let protocol = proto(&range, cx);
-        let start = range.required(cx, "start", u16::decode);
-        let end = range.required(cx, "end", u16::decode);
-        let (start, end) = (start?, end?);
-        if start == 0 || start >= end {
-            cx.error(range.pos, "needs 1 <= start < end <= 65535");
-            return None;
-        }
-        Some((
-            Some(protocol?),
-            Some(PortMatch::Range {
-                first: start,
-                last: end,
-            }),
-        ))
+        let ports = port_range(&range, cx);
+        Some((Some(protocol?), Some(ports?)))
+    })
+}
+
+/// A port range object of the admin policy APIs, `{start, end}` with 1 <= start < end.
+fn port_range(range: &Spec, cx: &mut Cx) -> Option<PortMatch> {
+    let start = range.required(cx, "start", u16::decode);
+    let end = range.required(cx, "end", u16::decode);
+    let (start, end) = (start?, end?);
+    if start == 0 || start >= end {
+        cx.error(range.pos, "needs 1 <= start < end <= 65535");
+        return None;
+    }
+    Some(PortMatch::Range {
+        first: start,
+        last: end,
     })
 }
 
@@ -404,20 +407,7 @@ pub(super) fn cnp_protocol(
                 (false, true) => {
                     let range = dp.child(cx, "range")?;
                     cx.at_key("range", |cx| {
-                        let start = range.required(cx, "start", u16::decode);
-                        let end = range.required(cx, "end", u16::decode);
-                        let (start, end) = (start?, end?);
-                        if start == 0 || start >= end {
-                            cx.error(range.pos, "needs 1 <= start < end <= 65535");
-                            return None;
-                        }
-                        Some((
-                            Some(protocol),
-                            Some(PortMatch::Range {
-                                first: start,
-                                last: end,
-                            }),
-                        ))
+                        Some((Some(protocol), Some(port_range(&range, cx)?)))
                     })
                 }
                 _ => {

@@ -159,12 +159,9 @@ impl CalicoIpam {
         if !strict && rem > 0 {
             let mut exhausted: Vec<IpNet> = Vec::new();
             for pool_name in allowed {
-                let Some(state) = self.pools.get(&**pool_name) else {
+                let Some(state) = self.usable_pool(pool_name) else {
                     continue;
                 };
-                if !state.usable {
-                    continue;
-                }
                 let start = start_index(&node.name, state.log2);
                 let network = state.pool.network();
                 let mut cursor = start;
@@ -359,12 +356,9 @@ impl CalicoIpam {
         allowed: &[Arc<str>],
     ) -> Option<BlockId> {
         for name in allowed {
-            let Some(state) = self.pools.get(&**name) else {
+            let Some(state) = self.usable_pool(name) else {
                 continue;
             };
-            if !state.usable {
-                continue;
-            }
             let start = start_index(&node.name, state.log2);
             if let Some(index) = state.unclaimed.next_wrapping(start) {
                 return self.claim_block(now, name, index, node);
@@ -374,12 +368,9 @@ impl CalicoIpam {
             return None;
         }
         for name in allowed {
-            let Some(state) = self.pools.get(&**name) else {
+            let Some(state) = self.usable_pool(name) else {
                 continue;
             };
-            if !state.usable {
-                continue;
-            }
             let start = start_index(&node.name, state.log2);
             let ordered = state
                 .empty

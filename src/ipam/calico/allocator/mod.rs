@@ -33,7 +33,7 @@ use super::intern::Interner;
 use super::pool::{AllowedUse, AssignmentMode, EncapMode, IpPool, IpReservation, IpamConfig};
 use super::walk::start_index;
 use super::{
-    Allocation, AssignOutcome, AssignRequest, IpamChange, IpamError, IpamNode, Os, Profile,
+    Allocation, AssignOutcome, AssignRequest, CalicoProfile, IpamChange, IpamError, IpamNode, Os,
     TunnelKind, Use,
 };
 use crate::ipam::ranges::RangeSet;
@@ -178,7 +178,7 @@ struct Scratch {
 /// Calico's IPAM for one cluster.
 #[derive(Clone, Debug)]
 pub struct CalicoIpam {
-    profile: Profile,
+    profile: CalicoProfile,
     config: IpamConfig,
     windows_use_single_network: bool,
     /// Which addresses Windows blocks reserve (`network.windowsReservation`).
@@ -214,7 +214,7 @@ struct FamilyResult {
 
 impl CalicoIpam {
     /// An empty IPAM: no pools, no nodes; `windowsUseSingleNetwork` defaults to true.
-    pub fn new(profile: Profile, config: IpamConfig) -> CalicoIpam {
+    pub fn new(profile: CalicoProfile, config: IpamConfig) -> CalicoIpam {
         CalicoIpam {
             profile,
             config,
@@ -235,7 +235,7 @@ impl CalicoIpam {
         }
     }
 
-    pub fn profile(&self) -> Profile {
+    pub fn profile(&self) -> CalicoProfile {
         self.profile
     }
 
@@ -421,6 +421,12 @@ impl CalicoIpam {
     fn node_state(&self, name: &str) -> Option<&NodeState> {
         let id = self.node_names.get(name)?;
         self.nodes[id as usize].as_ref()
+    }
+
+    /// The pool named `name` when its block size fits its CIDR (an unusable pool has no
+    /// blocks to claim or borrow from).
+    fn usable_pool(&self, name: &str) -> Option<&PoolBlocks> {
+        self.pools.get(name).filter(|state| state.usable)
     }
 
     fn node_state_mut(&mut self, name: &str) -> Option<&mut NodeState> {

@@ -273,12 +273,9 @@ impl CalicoIpam {
 
     /// Recomputes a pool's unclaimed ranges and block sets from scratch.
     pub(super) fn rebuild_pool_indexes(&mut self, name: &str) {
-        let Some(state) = self.pools.get(name) else {
+        let Some(state) = self.usable_pool(name) else {
             return;
         };
-        if !state.usable {
-            return;
-        }
         let last = 1u128
             .checked_shl(state.log2.into())
             .map_or(u128::MAX, |n| n - 1);

@@ -341,16 +341,6 @@ type BundleKey = (usize, usize, usize);
 mod tests {
     use super::*;
 
-    const TWO_RACKS: &str = r#"
-name: tiny
-topology:
-  zones:
-  - name: z
-    racks:
-    - {name: r1, subnet: 10.0.1.0/24, nodes: [{namePrefix: a, count: 2}]}
-    - {name: r2, subnet: 10.0.2.0/24, nodes: [{namePrefix: b, count: 1}]}
-"#;
-
     fn session(a: &str, b: &str, state: &'static str, reflector: Option<&str>) -> SessionRow {
         SessionRow {
             a: a.to_string(),
@@ -383,14 +373,7 @@ topology:
 
     #[test]
     fn every_device_link_and_session_of_a_small_cluster_is_drawn() {
-        let s = crate::scenario::load_str("tiny.yaml", TWO_RACKS).expect("valid");
-        let mut topo = s.topology.clone();
-        let fabric = topo
-            .links
-            .iter()
-            .position(|l| l.kind == LinkKind::Fabric)
-            .expect("a fabric link");
-        topo.links[fabric].up = false;
+        let mut topo = crate::report::testutil::two_racks_one_fabric_link_down();
         topo.nodes[2].down = true;
         let sessions = [
             session("a-1", "a-2", "Established", Some("a-1")),
