@@ -47,9 +47,9 @@ pub fn run(args: &TraceArgs) -> i32 {
             Ok(None) => {}
         }
         let to = match resolve(snap, topo, &args.to) {
-            Some(Endpoint::Pod(_, Some(ip))) | Some(Endpoint::Address(ip)) => ip,
-            Some(Endpoint::Device(_, ip)) => ip,
-            Some(Endpoint::Pod(_, None)) => {
+            Some(Named::Pod(_, Some(ip))) | Some(Named::Address(ip)) => ip,
+            Some(Named::Device(_, ip)) => ip,
+            Some(Named::Pod(_, None)) => {
                 eprintln!("--to: pod `{}` has no address (it is Pending)", args.to);
                 return exit::FAILED;
             }
@@ -108,9 +108,9 @@ pub(super) fn source(
 ) -> Result<Source, String> {
     let dp = &snap.dataplane;
     match resolve(snap, topo, from) {
-        Some(Endpoint::Pod(key, _)) => Ok(Source::Pod(key)),
-        Some(Endpoint::Device(d, _)) => Ok(Source::Device(d)),
-        Some(Endpoint::Address(ip)) => match dp.device_by_address(ip) {
+        Some(Named::Pod(key, _)) => Ok(Source::Pod(key)),
+        Some(Named::Device(d, _)) => Ok(Source::Device(d)),
+        Some(Named::Address(ip)) => match dp.device_by_address(ip) {
             Some(d) => Ok(Source::Device(d)),
             None => match dp.pod_by_ip(ip) {
                 Some(p) => Ok(Source::Pod(p.key)),
@@ -156,7 +156,8 @@ pub(super) fn probe(args: &TraceArgs) -> Result<Probe, String> {
     })
 }
 
-pub(super) enum Endpoint {
+/// What `--from`/`--to` names: a pod (with its address, if it has one), a device, or an address.
+pub(super) enum Named {
     Pod(crate::forwarding::PodKey, Option<IpAddr>),
     Device(crate::model::topology::DeviceId, IpAddr),
     Address(IpAddr),
@@ -167,9 +168,9 @@ pub(super) fn resolve(
     snap: &Snapshot,
     topo: &crate::model::topology::Topology,
     text: &str,
-) -> Option<Endpoint> {
+) -> Option<Named> {
     if let Ok(ip) = text.parse::<IpAddr>() {
-        return Some(Endpoint::Address(ip));
+        return Some(Named::Address(ip));
     }
     let pod = match text.split_once('/') {
         Some((ns, name)) => snap
@@ -179,10 +180,10 @@ pub(super) fn resolve(
         None => snap.pods.iter().find(|p| p.name == text),
     };
     if let Some(p) = pod {
-        return Some(Endpoint::Pod(p.key, p.ip));
+        return Some(Named::Pod(p.key, p.ip));
     }
     let d = topo.device_by_name(text)?;
-    Some(Endpoint::Device(d, topo.device(d).address))
+    Some(Named::Device(d, topo.device(d).address))
 }
 
 pub(super) fn name(snap: &Snapshot, d: crate::model::topology::DeviceId) -> String {

@@ -63,10 +63,10 @@ pub fn run(args: &TraceArgs, snap: &Snapshot, topo: &Topology) -> Option<i32> {
                 return Some(code);
             }
             let to = match resolve(snap, topo, &args.to) {
-                Some(super::trace::Endpoint::Pod(_, Some(ip)))
-                | Some(super::trace::Endpoint::Address(ip))
-                | Some(super::trace::Endpoint::Device(_, ip)) => ip,
-                Some(super::trace::Endpoint::Pod(_, None)) => {
+                Some(super::trace::Named::Pod(_, Some(ip)))
+                | Some(super::trace::Named::Address(ip))
+                | Some(super::trace::Named::Device(_, ip)) => ip,
+                Some(super::trace::Named::Pod(_, None)) => {
                     eprintln!("--to: pod `{}` has no address (it is Pending)", args.to);
                     return Some(exit::FAILED);
                 }

@@ -21,6 +21,14 @@ pub mod workload;
 /// Kubernetes-style labels: ordered so that every iteration over them is deterministic.
 pub type Labels = BTreeMap<String, String>;
 
+/// How bad a problem found in the input is: an error refuses the input (exit 2), a warning
+/// is reported and the run goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
 /// Serialises a value as its `Display` text (`#[serde(serialize_with = ...)]`): typed rows
 /// (prefixes, addresses) are written the way people read them, never kept as strings.
 pub fn as_display<T: std::fmt::Display, S: serde::Serializer>(

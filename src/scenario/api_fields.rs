@@ -658,7 +658,7 @@ pub fn find_field(fields: &'static [Field], name: &str) -> Option<&'static Field
 
 /// The outcome of walking a key path through a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum FieldCheck {
     /// Every key exists and the last one is modelled.
     Modelled,
     /// Every key exists; `path[depth]` is the first unmodelled one (warn about
@@ -676,12 +676,14 @@ pub enum Verdict {
     NotAnObject { depth: usize },
 }
 
-impl Verdict {
+impl FieldCheck {
     /// True for the outcomes that are errors.
     pub fn is_error(&self) -> bool {
         matches!(
             self,
-            Verdict::Removed { .. } | Verdict::Unknown { .. } | Verdict::NotAnObject { .. }
+            FieldCheck::Removed { .. }
+                | FieldCheck::Unknown { .. }
+                | FieldCheck::NotAnObject { .. }
         )
     }
 }
@@ -691,7 +693,7 @@ impl Verdict {
 /// table) through `fields`. Keys below a [`Shape::FreeMap`] key take its
 /// support (one level: the values are scalars); anything below [`Shape::Any`]
 /// is accepted.
-pub fn check_path(fields: &'static [Field], path: &[&str]) -> Verdict {
+pub fn check_path(fields: &'static [Field], path: &[&str]) -> FieldCheck {
     check_from(fields, path, 0, None)
 }
 
@@ -700,18 +702,18 @@ fn check_from(
     path: &[&str],
     start: usize,
     mut first_unmodelled: Option<usize>,
-) -> Verdict {
+) -> FieldCheck {
     let mut depth = start;
     while depth < path.len() {
         let name = path[depth];
         let Some(field) = find_field(fields, name) else {
-            return Verdict::Unknown {
+            return FieldCheck::Unknown {
                 depth,
                 nearest: nearest(fields.iter().map(|f| f.name), name),
             };
         };
         match field.support {
-            Support::Removed(note) => return Verdict::Removed { depth, note },
+            Support::Removed(note) => return FieldCheck::Removed { depth, note },
             Support::Unmodelled => {
                 first_unmodelled.get_or_insert(depth);
             }
@@ -722,15 +724,15 @@ fn check_from(
             Shape::Object(f) | Shape::ObjectList(f) => fields = f,
             Shape::Any => break,
             Shape::FreeMap if rest <= 1 => break,
-            Shape::FreeMap => return Verdict::NotAnObject { depth: depth + 1 },
+            Shape::FreeMap => return FieldCheck::NotAnObject { depth: depth + 1 },
             Shape::Scalar | Shape::ScalarList if rest == 0 => break,
-            Shape::Scalar | Shape::ScalarList => return Verdict::NotAnObject { depth },
+            Shape::Scalar | Shape::ScalarList => return FieldCheck::NotAnObject { depth },
         }
         depth += 1;
     }
     match first_unmodelled {
-        Some(depth) => Verdict::Unmodelled { depth },
-        None => Verdict::Modelled,
+        Some(depth) => FieldCheck::Unmodelled { depth },
+        None => FieldCheck::Modelled,
     }
 }
 
@@ -738,9 +740,9 @@ impl KindSchema {
     /// Walks a full document path (`["spec", "bgp", "asNumber"]`,
     /// `["metadata", "labels", "rack"]`, `["status", …]`) through
     /// [`TOP_LEVEL`], [`OBJECT_META`] and this kind's spec table.
-    pub fn check(&self, path: &[&str]) -> Verdict {
+    pub fn check(&self, path: &[&str]) -> FieldCheck {
         match path.first() {
-            None => Verdict::Modelled,
+            None => FieldCheck::Modelled,
             Some(&"spec") => check_from(self.spec, path, 1, None),
             Some(_) => check_path(TOP_LEVEL, path),
         }

@@ -55,11 +55,7 @@ impl std::fmt::Display for Place {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Error,
-    Warning,
-}
+pub use crate::model::Severity;
 
 /// One problem found in the input.
 #[derive(Clone, Debug, PartialEq, Eq)]

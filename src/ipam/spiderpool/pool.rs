@@ -225,11 +225,7 @@ pub struct SpiderReservedIp {
     pub ips: Vec<IpRange>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    Error,
-    Warning,
-}
+pub use crate::model::Severity;
 
 /// One problem `validate` found, located by pool, field and list item.
 #[derive(Clone, Debug, PartialEq, Eq)]

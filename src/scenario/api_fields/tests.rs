@@ -1,6 +1,6 @@
 use super::*;
 
-fn spec(api_version: &str, kind: &str, path: &str) -> Verdict {
+fn spec(api_version: &str, kind: &str, path: &str) -> FieldCheck {
     let schema =
         kind_schema(api_version, kind).unwrap_or_else(|| panic!("no schema {api_version} {kind}"));
     let segs: Vec<&str> = path.split('.').map(|s| s.trim_end_matches("[]")).collect();
@@ -10,70 +10,70 @@ fn spec(api_version: &str, kind: &str, path: &str) -> Verdict {
 #[test]
 fn brief_examples() {
     for g in [CALICO_V3, CALICO_CRD_V1] {
-        assert_eq!(spec(g, "IPPool", "spec.blockSize"), Verdict::Modelled);
-        assert_eq!(spec(g, "IPPool", "spec.ipipMode"), Verdict::Modelled);
-        assert_eq!(spec(g, "IPPool", "spec.vxlanMode"), Verdict::Modelled);
+        assert_eq!(spec(g, "IPPool", "spec.blockSize"), FieldCheck::Modelled);
+        assert_eq!(spec(g, "IPPool", "spec.ipipMode"), FieldCheck::Modelled);
+        assert_eq!(spec(g, "IPPool", "spec.vxlanMode"), FieldCheck::Modelled);
         assert_eq!(
             spec(g, "IPPool", "spec.blokSize"),
-            Verdict::Unknown {
+            FieldCheck::Unknown {
                 depth: 1,
                 nearest: Some("blockSize")
             }
         );
         assert_eq!(
             spec(g, "IPPool", "spec.natoutgoing"),
-            Verdict::Unknown {
+            FieldCheck::Unknown {
                 depth: 1,
                 nearest: Some("natOutgoing")
             }
         );
         assert!(matches!(
             spec(g, "IPPool", "spec.ipip.mode"),
-            Verdict::Removed { depth: 1, .. }
+            FieldCheck::Removed { depth: 1, .. }
         ));
         assert!(matches!(
             spec(g, "IPPool", "spec.nat-outgoing"),
-            Verdict::Removed { depth: 1, .. }
+            FieldCheck::Removed { depth: 1, .. }
         ));
         assert_eq!(
             spec(g, "BGPConfiguration", "spec.listenPort"),
-            Verdict::Unmodelled { depth: 1 }
+            FieldCheck::Unmodelled { depth: 1 }
         );
         assert_eq!(
             spec(g, "BGPConfiguration", "spec.communities[].value"),
-            Verdict::Unmodelled { depth: 1 }
+            FieldCheck::Unmodelled { depth: 1 }
         );
         assert_eq!(
             spec(g, "BGPConfiguration", "spec.prefixAdvertisements[].cidr"),
-            Verdict::Unmodelled { depth: 1 }
+            FieldCheck::Unmodelled { depth: 1 }
         );
         assert_eq!(
             spec(g, "BGPConfiguration", "spec.serviceClusterIPs[].cidr"),
-            Verdict::Modelled
+            FieldCheck::Modelled
         );
         assert_eq!(
             spec(g, "BGPConfiguration", "spec.communities[].valeu"),
-            Verdict::Unknown {
+            FieldCheck::Unknown {
                 depth: 2,
                 nearest: Some("value")
             }
         );
         assert_eq!(
             spec(g, "BGPPeer", "spec.keepOriginalNextHop"),
-            Verdict::Modelled
+            FieldCheck::Modelled
         );
         assert_eq!(
             spec(g, "BGPPeer", "spec.password.secretKeyRef.key"),
-            Verdict::Unmodelled { depth: 1 }
+            FieldCheck::Unmodelled { depth: 1 }
         );
     }
     assert_eq!(
         spec(CALICO_V3, "IPAMConfiguration", "spec.ipCooldownSeconds"),
-        Verdict::Modelled
+        FieldCheck::Modelled
     );
     assert_eq!(
         spec(CALICO_CRD_V1, "IPAMConfig", "spec.strictAffinity"),
-        Verdict::Modelled
+        FieldCheck::Modelled
     );
     assert!(kind_schema(CALICO_CRD_V1, "IPAMConfiguration").is_none());
     assert!(kind_schema(CALICO_V3, "IPAMConfig").is_none());
@@ -81,19 +81,19 @@ fn brief_examples() {
 
     assert_eq!(
         spec(CALICO_V3, "Node", "spec.bgp.ipv4Address"),
-        Verdict::Modelled
+        FieldCheck::Modelled
     );
     assert_eq!(
         spec(CALICO_V3, "Node", "spec.bgp.ipv6Address"),
-        Verdict::Unmodelled { depth: 2 }
+        FieldCheck::Unmodelled { depth: 2 }
     );
     assert_eq!(
         spec(CALICO_V3, "Node", "spec.orchRefs[].orchestrator"),
-        Verdict::Unmodelled { depth: 1 }
+        FieldCheck::Unmodelled { depth: 1 }
     );
     assert_eq!(
         spec(CALICO_V3, "Node", "spec.bgp.routeReflectorClusterId"),
-        Verdict::Unknown {
+        FieldCheck::Unknown {
             depth: 2,
             nearest: Some("routeReflectorClusterID")
         }
@@ -101,17 +101,17 @@ fn brief_examples() {
     // A mapping under a scalar.
     assert_eq!(
         spec(CALICO_V3, "Node", "spec.bgp.asNumber.x"),
-        Verdict::NotAnObject { depth: 2 }
+        FieldCheck::NotAnObject { depth: 2 }
     );
 
     let sp = SPIDERPOOL_V2BETA1;
     assert_eq!(
         spec(sp, "SpiderIPPool", "spec.routes[].gw"),
-        Verdict::Unmodelled { depth: 1 }
+        FieldCheck::Unmodelled { depth: 1 }
     );
     assert_eq!(
         spec(sp, "SpiderIPPool", "spec.nodeAffinity.matchLabels.rack"),
-        Verdict::Modelled
+        FieldCheck::Modelled
     );
     assert_eq!(
         spec(
@@ -119,29 +119,32 @@ fn brief_examples() {
             "SpiderIPPool",
             "spec.podAffinity.matchExpressions[].operator"
         ),
-        Verdict::Modelled
+        FieldCheck::Modelled
     );
     assert_eq!(
         spec(sp, "SpiderIPPool", "spec.nodeAfinity"),
-        Verdict::Unknown {
+        FieldCheck::Unknown {
             depth: 1,
             nearest: Some("nodeAffinity")
         }
     );
     assert!(matches!(
         spec(sp, "SpiderIPPool", "spec.vlan"),
-        Verdict::Removed { depth: 1, .. }
+        FieldCheck::Removed { depth: 1, .. }
     ));
-    assert_eq!(spec(sp, "SpiderReservedIP", "spec.ips"), Verdict::Modelled);
+    assert_eq!(
+        spec(sp, "SpiderReservedIP", "spec.ips"),
+        FieldCheck::Modelled
+    );
     assert_eq!(
         spec(sp, "SpiderReservedIP", "spec.ipVersion"),
-        Verdict::Unmodelled { depth: 1 }
+        FieldCheck::Unmodelled { depth: 1 }
     );
 
     // Top level and metadata.
     assert_eq!(
         spec(CALICO_V3, "IPPool", "metadata.labels.anything"),
-        Verdict::Modelled
+        FieldCheck::Modelled
     );
     assert_eq!(
         spec(
@@ -149,29 +152,29 @@ fn brief_examples() {
             "IPPool",
             "metadata.managedFields[].fieldsV1.f:spec"
         ),
-        Verdict::Unmodelled { depth: 1 }
+        FieldCheck::Unmodelled { depth: 1 }
     );
     assert_eq!(
         spec(CALICO_V3, "IPPool", "status.conditions"),
-        Verdict::Unmodelled { depth: 0 }
+        FieldCheck::Unmodelled { depth: 0 }
     );
     assert_eq!(
         spec(CALICO_V3, "IPPool", "metadata.nmae"),
-        Verdict::Unknown {
+        FieldCheck::Unknown {
             depth: 1,
             nearest: Some("name")
         }
     );
     assert_eq!(
         spec(CALICO_V3, "IPPool", "spce"),
-        Verdict::Unknown {
+        FieldCheck::Unknown {
             depth: 0,
             nearest: Some("spec")
         }
     );
     assert_eq!(
         spec(CALICO_V3, "IPPool", "metadata.labels.a.b"),
-        Verdict::NotAnObject { depth: 2 }
+        FieldCheck::NotAnObject { depth: 2 }
     );
 }
 

@@ -52,7 +52,7 @@ impl Decoder<'_> {
         let verdict = schema.check(&segments);
         let here = segments.len() - 1;
         match verdict {
-            Verdict::Unknown { nearest, .. } => {
+            FieldCheck::Unknown { nearest, .. } => {
                 let message = match nearest {
                     Some(n) => format!("unknown field `{}`; did you mean `{n}`?", key.text),
                     None => {
@@ -72,14 +72,14 @@ impl Decoder<'_> {
                 cx.error(key.pos, message);
                 return;
             }
-            Verdict::Removed { note, .. } => {
+            FieldCheck::Removed { note, .. } => {
                 cx.error(key.pos, note);
                 return;
             }
             // The walk only descends into object-shaped fields, so a mapping under a scalar
             // never reaches here; the decoders report such values by type.
-            Verdict::NotAnObject { .. } => return,
-            Verdict::Unmodelled { depth } if depth == here && warn && segments[0] == "spec" => {
+            FieldCheck::NotAnObject { .. } => return,
+            FieldCheck::Unmodelled { depth } if depth == here && warn && segments[0] == "spec" => {
                 let dotted = segments.join(".");
                 if self
                     .warned
@@ -95,7 +95,7 @@ impl Decoder<'_> {
                     );
                 }
             }
-            Verdict::Unmodelled { .. } | Verdict::Modelled => {}
+            FieldCheck::Unmodelled { .. } | FieldCheck::Modelled => {}
         }
         let descend = segments == ["spec"]
             || field_at(schema, &segments).is_some_and(|f| f.children().is_some());

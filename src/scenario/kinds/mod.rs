@@ -44,7 +44,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use ipnet::IpNet;
 
-use super::api_fields::{self, Field, KindSchema, Shape, Support, TOP_LEVEL, Verdict};
+use super::api_fields::{self, Field, FieldCheck, KindSchema, Shape, Support, TOP_LEVEL};
 use super::decode::{Cidr, Cx, Decode, StringMap};
 use super::diag::{Pos, nearest};
 use super::resource::Resource;
