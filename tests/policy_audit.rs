@@ -204,3 +204,74 @@ fn rules_hns_cannot_express_are_reported_per_windows_node() {
         ]
     );
 }
+
+/// `scenarios/host-network-pods.yaml` (its header comment): node-agent is a host-network
+/// DaemonSet on a1 (10.1.1.11, with store) and a2 (10.1.1.12, with front); exporter stays
+/// Pending, so 4 pods and 12 ordered pairs. Host-network pods are audited as their node's host
+/// traffic, as reachability sees them (REFERENCE-policy §1.6, §3.2).
+#[test]
+fn host_network_pods_are_audited_as_their_nodes_host_traffic() {
+    let r = report_of("scenarios/host-network-pods.yaml", "host-network");
+    let p = &r["policy"];
+    let policy = |name: &str| {
+        p["policies"]
+            .as_array()
+            .expect("policies")
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .clone()
+    };
+    // front-from-nodes (TCP 8080 from 10.1.1.0/24): node-agent-a1 → front is host traffic
+    // from another node, seen from 10.1.1.11, and matches; node-agent-a2 → front is host →
+    // local pod, never policed; store's address is a pool address. 1 pair, no longer
+    // "unmatched".
+    assert_eq!(
+        rule(&policy("shop/knp.default.front-from-nodes"), "ingress", 0),
+        (1, 1, "acts".into())
+    );
+    // store-from-cluster (pods of any namespace on 3306): front → store only; node-agent-a2's
+    // address is no pod, node-agent-a1 → store is not policed.
+    assert_eq!(
+        rule(&policy("shop/knp.default.store-from-cluster"), "ingress", 0),
+        (1, 1, "acts".into())
+    );
+    // front-to-pods (to pods of any namespace): front → store; a node address is no pod.
+    assert_eq!(
+        rule(&policy("shop/knp.default.front-to-pods"), "egress", 0),
+        (1, 1, "acts".into())
+    );
+    assert_eq!(p["unmatchedRules"], json!([]));
+    // infra's default deny selects no pod: every infra pod is host-network.
+    assert_eq!(p["unusedPolicies"], json!(["infra/knp.default.deny-all"]));
+    // The host-network workload is in the connectivity table both ways. Packet classes: TCP
+    // 1-3305, 3306, 3307-8079, 8080, 8081-65535 (3306 and 8080 are named by rules and
+    // ports), UDP, SCTP, ICMP.
+    let rows: Vec<Value> = r["connectivity"].as_array().expect("connectivity").clone();
+    assert_eq!(
+        rows,
+        [
+            // Host to host: no endpoint on either side.
+            json!({"from": "infra/node-agent", "to": "infra/node-agent", "pairs": 2, "allowed": "all"}),
+            // a1's agent is admitted on 8080 only; a2's is on front's node: not policed.
+            json!({"from": "infra/node-agent", "to": "shop/front", "pairs": 2, "allowed": "TCP 8080",
+                   "allowedForSome": "TCP 1-8079, 8081-65535; UDP; SCTP; ICMP"}),
+            // a2's agent ends at store's end of tier; a1's is on store's node: not policed.
+            json!({"from": "infra/node-agent", "to": "shop/store", "pairs": 2, "allowed": "none",
+                   "allowedForSome": "all"}),
+            // front's egress admits pods only.
+            json!({"from": "shop/front", "to": "infra/node-agent", "pairs": 2, "allowed": "none"}),
+            json!({"from": "shop/front", "to": "shop/store", "pairs": 1, "allowed": "TCP 3306"}),
+            // store has no egress policy, and the agents no endpoint.
+            json!({"from": "shop/store", "to": "infra/node-agent", "pairs": 2, "allowed": "all"}),
+            json!({"from": "shop/store", "to": "shop/front", "pairs": 1, "allowed": "none"}),
+        ]
+    );
+    // Every ordered pair of the 4 pods once, as podPairs counts them.
+    let total: u64 = rows
+        .iter()
+        .map(|c| c["pairs"].as_u64().expect("pairs"))
+        .sum();
+    assert_eq!(total, 12);
+    assert_eq!(r["summary"]["podPairs"], 12);
+}

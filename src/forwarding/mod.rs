@@ -35,7 +35,7 @@ pub mod service_entry;
 pub mod walk;
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 pub use dataplane::{
     Attachment, Dataplane, DataplaneBuilder, ExternalInfo, PodInfo, PoolEncap, SharedTableId,

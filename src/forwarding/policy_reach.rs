@@ -537,4 +537,4 @@ fn summarize(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -9,6 +9,14 @@
 //! pods it stands for. A check runs as the dataplane runs it: the receiver's ingress only for
 //! packets the sender's egress let out.
 //!
+//! Host-network pods are members too, as all-pairs reachability sees them (REFERENCE-policy
+//! §1.6, §3.2): no workload endpoint, so no check at them and no selector matches them; their
+//! traffic is their node's, from and to the node's address, grouped by what rules see of that
+//! address ([`AddressKey`]), not per node. A pod's traffic to one passes the pod's egress
+//! only; one's traffic to a pod of another node passes that pod's ingress only, and to a pod
+//! of its own node nothing (Felix does not police host → local workload): those same-node
+//! pairs, counted apart per class pair, act for no rule and are allowed every packet.
+//!
 //! Per rule it records two things: the pairs for which the rule *acted* when evaluation reached
 //! it (it matched: Allow and Deny decide, Pass leaves the tier, Log logs) and the pairs for
 //! which it *would match* wherever its policy applies. A rule that would match somewhere but
@@ -16,19 +24,22 @@
 //! matches no traffic between pods is unmatched (it may still match traffic to or from
 //! outside the cluster, which the audit does not see).
 //!
-//! Invariants: the counts are sums over ordered pairs of distinct pods, as `podPairs`; every
-//! list is sorted or in evaluation order; the result is a pure function of the engine and the
-//! members. What this is not: routing plays no part (the connectivity table says what policy
+//! Invariants: the counts are sums over ordered pairs of distinct pods, as `podPairs` (the
+//! connectivity table holds every pair once); every list is sorted or in evaluation order;
+//! the result is a pure function of the engine and the members. The per-pod lists (`pods`,
+//! `unselected`, `selectedPods`, `windowsSkipped`) are about selection and hold workload
+//! endpoints only. What this is not: routing plays no part (the connectivity table says what policy
 //! allows; whether the fabric delivers is all-pairs reachability's answer), and staged
 //! policies are listed, never evaluated.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::IpAddr;
 
 use serde::Serialize;
 
 use super::eval::{
-    ClassKey, Endpoint, Engine, Explain, Extent, PacketClass, Party, Step, packet_class_extents,
-    windows_unsupported,
+    AddressKey, ClassKey, Endpoint, Engine, Explain, Extent, PacketClass, Party, Step,
+    packet_class_extents, windows_unsupported,
 };
 use super::model::{Direction, Protocol};
 use crate::model::TextEnum;
@@ -174,11 +185,47 @@ pub struct Audit {
     pub connectivity: Vec<Connection>,
 }
 
-/// A pod as the audit sees it: its group (`namespace/workload`), node and workload endpoint.
+/// A pod as the audit sees it: its group (`namespace/workload`), node and what policy sees of
+/// it.
 pub struct Member<'e> {
     pub group: &'e str,
     pub node: &'e str,
-    pub endpoint: &'e Endpoint,
+    pub seen: Seen<'e>,
+}
+
+/// What policy sees of a pod.
+#[derive(Clone, Copy, Debug)]
+pub enum Seen<'e> {
+    /// A pod-network pod: its workload endpoint.
+    Endpoint(&'e Endpoint),
+    /// A host-network pod: no workload endpoint (no policy applies at it, no selector matches
+    /// it); its traffic is its node's host traffic, from and to this address (the node's).
+    Host(IpAddr),
+}
+
+impl<'e> Seen<'e> {
+    fn endpoint(self) -> Option<&'e Endpoint> {
+        match self {
+            Seen::Endpoint(e) => Some(e),
+            Seen::Host(_) => None,
+        }
+    }
+
+    /// The party a check at the other end sees.
+    fn party(self) -> Party<'e> {
+        match self {
+            Seen::Endpoint(e) => Party::endpoint(e),
+            Seen::Host(ip) => Party::address(ip),
+        }
+    }
+}
+
+/// What makes members interchangeable for every check: an endpoint's class key, or what rules
+/// see of a host's address.
+#[derive(PartialEq, Eq, Hash)]
+enum AuditKey {
+    Endpoint(ClassKey),
+    Host(AddressKey),
 }
 
 /// A rule's identity during the audit: (policy index in evaluation order, direction, index).
@@ -208,7 +255,11 @@ impl Explain for Acted<'_> {
     }
 }
 
-/// Audits `members` (every workload endpoint of the cluster) under `engine`'s policies.
+/// Pod pairs per (sender group, receiver group).
+type GroupPairs<'e> = BTreeMap<(&'e str, &'e str), u64>;
+
+/// Audits `members` (every pod of the cluster with its network: workload endpoints and
+/// host-network pods) under `engine`'s policies.
 pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
     let planned: Vec<(&str, &str, &super::model::Policy)> = engine.planned().collect();
     let index_of: HashMap<&str, usize> = planned
@@ -216,31 +267,41 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
         .enumerate()
         .map(|(i, (_, name, _))| (*name, i))
         .collect();
-    let packets: Vec<PacketClass> =
-        packet_class_extents(engine.set(), members.iter().map(|m| m.endpoint));
+    let packets: Vec<PacketClass> = packet_class_extents(
+        engine.set(),
+        members.iter().filter_map(|m| m.seen.endpoint()),
+    );
 
-    // Endpoint classes, ids in order of first appearance.
+    // Classes, ids in order of first appearance: endpoints by class key, host-network pods
+    // by what rules see of their node's address (as all-pairs reachability groups them).
     let nets = engine.rule_nets();
-    let mut class_ids: HashMap<ClassKey, usize> = HashMap::new();
-    let mut reps: Vec<&Endpoint> = Vec::new();
+    let mut class_ids: HashMap<AuditKey, usize> = HashMap::new();
+    let mut reps: Vec<Seen<'_>> = Vec::new();
     let mut groups: Vec<BTreeMap<&str, u64>> = Vec::new();
     let mut member_class: Vec<usize> = Vec::with_capacity(members.len());
     for m in members {
+        let key = match m.seen {
+            Seen::Endpoint(e) => AuditKey::Endpoint(engine.class_key(e, &nets)),
+            Seen::Host(ip) => AuditKey::Host(engine.address_key(ip, &nets)),
+        };
         let next = class_ids.len();
-        let id = *class_ids
-            .entry(engine.class_key(m.endpoint, &nets))
-            .or_insert(next);
+        let id = *class_ids.entry(key).or_insert(next);
         if id == reps.len() {
-            reps.push(m.endpoint);
+            reps.push(m.seen);
             groups.push(BTreeMap::new());
         }
         *groups[id].entry(m.group).or_default() += 1;
         member_class.push(id);
     }
     let size: Vec<u64> = groups.iter().map(|g| g.values().sum()).collect();
+    let local = host_local_pairs(members, &member_class);
 
-    // Which policies apply to each class, per direction (indexes into `planned`).
-    let applying = |d: Direction, e: &Endpoint| -> Vec<usize> {
+    // Which policies apply to each class, per direction (indexes into `planned`); none at a
+    // host-network pod.
+    let applying = |d: Direction, s: &Seen<'_>| -> Vec<usize> {
+        let Some(e) = s.endpoint() else {
+            return Vec::new();
+        };
         planned
             .iter()
             .enumerate()
@@ -250,11 +311,11 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
     };
     let ingress_of: Vec<Vec<usize>> = reps
         .iter()
-        .map(|e| applying(Direction::Ingress, e))
+        .map(|s| applying(Direction::Ingress, s))
         .collect();
     let egress_of: Vec<Vec<usize>> = reps
         .iter()
-        .map(|e| applying(Direction::Egress, e))
+        .map(|s| applying(Direction::Egress, s))
         .collect();
 
     let mut acted: HashMap<RuleId, u64> = HashMap::new();
@@ -262,7 +323,10 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
     let mut allowed_by_classes: Vec<((usize, usize), Vec<bool>)> = Vec::new();
     for a in 0..reps.len() {
         for b in 0..reps.len() {
-            let pairs = size[a] * size[b] - if a == b { size[a] } else { 0 };
+            // Host → a pod of its own node is not policed (REFERENCE-policy §3.2): those
+            // pairs act for no rule, and the connectivity table counts them apart.
+            let exempt: u64 = local.get(&(a, b)).map_or(0, |g| g.values().sum());
+            let pairs = size[a] * size[b] - if a == b { size[a] } else { 0 } - exempt;
             if pairs == 0 {
                 continue;
             }
@@ -271,18 +335,17 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
             let mut allowed = vec![false; packets.len()];
             for (k, class) in packets.iter().enumerate() {
                 let packet = &class.packet;
-                let mut run = |at: &Endpoint, peer: &Endpoint, d: Direction, applying: &[usize]| {
+                // The check at `at` (none at a host-network pod: it passes), with the rules
+                // that would match there and those that act.
+                let mut run = |at: Seen<'_>, peer: Seen<'_>, d: Direction, applying: &[usize]| {
+                    let Some(at) = at.endpoint() else {
+                        return true;
+                    };
+                    let peer = peer.party();
                     for &pi in applying {
                         let policy = planned[pi].2;
                         for index in 0..policy.rules(d).len() {
-                            if engine.rule_would_match(
-                                policy,
-                                d,
-                                index,
-                                at,
-                                Party::endpoint(peer),
-                                packet,
-                            ) {
+                            if engine.rule_would_match(policy, d, index, at, peer, packet) {
                                 matching_here.insert((pi, d, index));
                             }
                         }
@@ -293,7 +356,7 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
                         policy: None,
                         rules: Vec::new(),
                     };
-                    let outcome = engine.check(at, d, Party::endpoint(peer), packet, &mut rec);
+                    let outcome = engine.check(at, d, peer, packet, &mut rec);
                     acted_here.extend(rec.rules);
                     outcome.allowed
                 };
@@ -313,7 +376,10 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
     }
 
     let mut selected = vec![0u64; planned.len()];
-    for (c, e) in reps.iter().enumerate() {
+    for (c, s) in reps.iter().enumerate() {
+        let Some(e) = s.endpoint() else {
+            continue;
+        };
         for (i, (_, _, p)) in planned.iter().enumerate() {
             if engine.selects(p, e)
                 && (p.types.contains(Direction::Ingress) || p.types.contains(Direction::Egress))
@@ -379,13 +445,18 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
         .map(|p| p.qualified_name())
         .collect();
 
+    // Per pod and per workload, what selects it: workload endpoints only (no policy can
+    // select a host-network pod, so listing one would say nothing).
     let names = |list: &[usize]| -> Vec<String> {
         list.iter().map(|i| planned[*i].1.to_string()).collect()
     };
     let mut unselected: BTreeMap<&str, Unselected> = BTreeMap::new();
     for (m, c) in members.iter().zip(&member_class) {
+        let Some(e) = m.seen.endpoint() else {
+            continue;
+        };
         out.pods.push(PodPolicies {
-            pod: format!("{}/{}", m.endpoint.namespace, m.endpoint.name),
+            pod: format!("{}/{}", e.namespace, e.name),
             ingress: names(&ingress_of[*c]),
             egress: names(&egress_of[*c]),
         });
@@ -409,8 +480,44 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
 
     Audit {
         policy: out,
-        connectivity: connectivity(&packets, &groups, &allowed_by_classes),
+        connectivity: connectivity(&packets, &groups, &allowed_by_classes, &local),
     }
+}
+
+/// The pairs of host traffic towards a pod of the same node, per (host class, endpoint
+/// class), by (sender group, receiver group): for each endpoint, the host-network pods of its
+/// node. Work per endpoint times its node's host-network workloads.
+fn host_local_pairs<'e>(
+    members: &[Member<'e>],
+    member_class: &[usize],
+) -> BTreeMap<(usize, usize), GroupPairs<'e>> {
+    let mut hosts: HashMap<&str, BTreeMap<(usize, &str), u64>> = HashMap::new();
+    for (m, c) in members.iter().zip(member_class) {
+        if let Seen::Host(_) = m.seen {
+            *hosts
+                .entry(m.node)
+                .or_default()
+                .entry((*c, m.group))
+                .or_default() += 1;
+        }
+    }
+    let mut local: BTreeMap<(usize, usize), GroupPairs<'e>> = BTreeMap::new();
+    if hosts.is_empty() {
+        return local;
+    }
+    for (m, b) in members.iter().zip(member_class) {
+        let (Seen::Endpoint(_), Some(on_node)) = (m.seen, hosts.get(m.node)) else {
+            continue;
+        };
+        for ((a, g), n) in on_node {
+            *local
+                .entry((*a, *b))
+                .or_default()
+                .entry((g, m.group))
+                .or_default() += n;
+        }
+    }
+    local
 }
 
 /// The rules HNS skips on the Windows nodes whose pods their policies select, in evaluation
@@ -424,7 +531,7 @@ fn windows_skipped(
 ) -> Vec<WindowsSkip> {
     let mut nodes: BTreeMap<RuleId, BTreeSet<&str>> = BTreeMap::new();
     for (m, c) in members.iter().zip(member_class) {
-        if !m.endpoint.windows {
+        if !m.seen.endpoint().is_some_and(|e| e.windows) {
             continue;
         }
         for (d, applying) in [
@@ -460,11 +567,14 @@ fn windows_skipped(
         .collect()
 }
 
-/// Per (sender group, receiver group): the packets allowed for every pair and for some.
+/// Per (sender group, receiver group): the packets allowed for every pair and for some. The
+/// pairs of each class pair are its groups' pairs of distinct pods, less host traffic towards
+/// its own node's pods (`local`), which policy does not police: every packet is allowed.
 fn connectivity(
     packets: &[PacketClass],
     groups: &[BTreeMap<&str, u64>],
     allowed_by_classes: &[((usize, usize), Vec<bool>)],
+    local: &BTreeMap<(usize, usize), GroupPairs<'_>>,
 ) -> Vec<Connection> {
     struct Acc {
         pairs: u64,
@@ -472,24 +582,36 @@ fn connectivity(
         some: Vec<bool>,
     }
     let mut table: BTreeMap<(&str, &str), Acc> = BTreeMap::new();
+    let mut add = |g, h, pairs: u64, allowed: &[bool]| {
+        if pairs == 0 {
+            return;
+        }
+        let acc = table.entry((g, h)).or_insert_with(|| Acc {
+            pairs: 0,
+            every: vec![true; packets.len()],
+            some: vec![false; packets.len()],
+        });
+        acc.pairs += pairs;
+        for (k, ok) in allowed.iter().enumerate() {
+            acc.every[k] &= *ok;
+            acc.some[k] |= *ok;
+        }
+    };
     for ((a, b), allowed) in allowed_by_classes {
+        let exempt = local.get(&(*a, *b));
         for (g, ng) in &groups[*a] {
             for (h, nh) in &groups[*b] {
-                let pairs = ng * nh - if a == b && g == h { *ng } else { 0 };
-                if pairs == 0 {
-                    continue;
-                }
-                let acc = table.entry((g, h)).or_insert_with(|| Acc {
-                    pairs: 0,
-                    every: vec![true; packets.len()],
-                    some: vec![false; packets.len()],
-                });
-                acc.pairs += pairs;
-                for (k, ok) in allowed.iter().enumerate() {
-                    acc.every[k] &= *ok;
-                    acc.some[k] |= *ok;
-                }
+                let pairs = ng * nh
+                    - if a == b && g == h { *ng } else { 0 }
+                    - exempt.and_then(|e| e.get(&(*g, *h))).copied().unwrap_or(0);
+                add(*g, *h, pairs, allowed);
             }
+        }
+    }
+    let all = vec![true; packets.len()];
+    for by_group in local.values() {
+        for ((g, h), pairs) in by_group {
+            add(*g, *h, *pairs, &all);
         }
     }
     table

@@ -179,7 +179,7 @@ impl Report {
         let audit = last
             .policy
             .as_deref()
-            .map(|inputs| crate::sim::policy::audit(&last.pods, inputs));
+            .map(|inputs| crate::sim::policy::audit(&last.pods, &last.dataplane, inputs));
         if let Some(a) = &audit {
             warnings.extend(a.policy.windows_skipped.iter().map(ToString::to_string));
         }

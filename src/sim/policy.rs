@@ -12,14 +12,14 @@ use std::sync::Arc;
 use super::World;
 use crate::forwarding::connect::{ConnectionVerdict, Denial, Policing, PolicyInputs};
 use crate::forwarding::policy_reach::policy_reachability;
-use crate::forwarding::{Dataplane, PodKey};
+use crate::forwarding::{Attachment, Dataplane, PodKey};
 use crate::model::Labels;
 use crate::model::network::{Network, PolicyMode};
 use crate::model::topology::DeviceId;
 use crate::model::topology::Os;
 use crate::model::workload::Workload;
-use crate::policy::audit::{Audit, Member, audit as audit_members};
-use crate::policy::eval::{Endpoint, Engine, NamedPort, Packet};
+use crate::policy::audit::{Audit, Member, Seen, audit as audit_members};
+use crate::policy::eval::{Endpoint, NamedPort, Packet};
 use crate::policy::model::endpoint_labels;
 
 /// The service account a pod runs as when its workload names none (Kubernetes' default).
@@ -178,25 +178,36 @@ pub fn pairs_between(
 }
 
 /// The policy audit of a snapshot's pods (SPEC §7 report.json `policy` and `connectivity`),
-/// pods grouped by `namespace/workload`.
-pub fn audit(pods: &[super::snapshot::PodRow], inputs: &PolicyInputs) -> Audit {
-    let groups: Vec<(String, &str, &Endpoint)> = pods
+/// pods grouped by `namespace/workload`: pod-network pods by their workload endpoint,
+/// host-network pods as their node's host traffic from and to the node's address, as all-pairs
+/// reachability sees them (`dp`).
+pub fn audit(pods: &[super::snapshot::PodRow], dp: &Dataplane, inputs: &PolicyInputs) -> Audit {
+    let groups: Vec<(String, &str, Seen<'_>)> = pods
         .iter()
         .filter_map(|p| {
-            let e = inputs.endpoints.get(&p.key)?;
+            let seen = match inputs.endpoints.get(&p.key) {
+                Some(e) => Seen::Endpoint(e),
+                None => {
+                    let info = dp.pod(p.key).filter(|i| i.attachment == Attachment::Host)?;
+                    Seen::Host(dp.address(info.device).unwrap_or(info.ip))
+                }
+            };
             let node = p.node.as_deref().unwrap_or_default();
-            Some((format!("{}/{}", p.namespace, p.workload), node, e))
+            Some((format!("{}/{}", p.namespace, p.workload), node, seen))
         })
         .collect();
     let members: Vec<Member<'_>> = groups
         .iter()
-        .map(|(group, node, endpoint)| Member {
+        .map(|(group, node, seen)| Member {
             group,
             node,
-            endpoint,
+            seen: *seen,
         })
         .collect();
-    let mut engine = Engine::new(&inputs.set);
-    engine.know_endpoints(inputs.endpoints.values());
-    audit_members(&engine, &members)
+    // The engine all-pairs reachability evaluates with (Service endpoints for `services`
+    // rules included).
+    audit_members(&Policing::new(inputs).engine, &members)
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,7 +13,7 @@ use crate::policy::model::{
     Protocol, Rule, Tier, TierAction,
 };
 
-fn sel(s: &str) -> Selector {
+pub(crate) fn sel(s: &str) -> Selector {
     Selector::parse(s).expect("selector in fixture")
 }
 
@@ -231,7 +231,7 @@ use crate::forwarding::connect::Connection;
 use crate::forwarding::walk::Source;
 
 /// A policy of `kind` in `tier` selecting `selector`, with its rules.
-fn policy(
+pub(crate) fn policy(
     kind: PolicyKind,
     namespace: Option<&str>,
     name: &str,
