@@ -275,3 +275,33 @@ fn host_network_pods_are_audited_as_their_nodes_host_traffic() {
     assert_eq!(total, 12);
     assert_eq!(r["summary"]["podPairs"], 12);
 }
+
+#[test]
+fn a_destination_services_rule_is_audited_on_the_services_target_ports() {
+    // scenarios/policy-services-rule.yaml: client's only egress rule allows
+    // destination.services default/store (port 80 -> targetPort 8080, one store pod). Calico
+    // matches such a rule on the Service's endpoints, address and target port (REFERENCE-policy
+    // §2.4), so TCP 8080 is a packet class of its own (1-8079, 8080, 8081-65535): the rule
+    // acts for client -> store on 8080 (1 pair) and is not "unmatched"; client -> other
+    // matches nothing (other is no endpoint of store) and ends the tier.
+    let r = report_of("scenarios/policy-services-rule.yaml", "services-rule");
+    let p = &r["policy"];
+    let policy = p["policies"]
+        .as_array()
+        .expect("policies")
+        .iter()
+        .find(|x| x["name"] == "default/client-egress")
+        .unwrap_or_else(|| panic!("client-egress in {p}"))
+        .clone();
+    assert_eq!(rule(&policy, "egress", 0), (1, 1, "acts".into()));
+    assert_eq!(p["unmatchedRules"], json!([]));
+    let rows: Vec<Value> = r["connectivity"].as_array().expect("connectivity").clone();
+    let client_to = |to: &str| {
+        rows.iter()
+            .find(|c| c["from"] == "default/client" && c["to"] == to)
+            .unwrap_or_else(|| panic!("client -> {to} in {rows:?}"))
+            .clone()
+    };
+    assert_eq!(client_to("default/store")["allowed"], "TCP 8080");
+    assert_eq!(client_to("default/other")["allowed"], "none");
+}

@@ -559,7 +559,7 @@ fn packets(base: &Digest, new: &Digest) -> Vec<PacketChange> {
     let mut classes: BTreeSet<Packet> = BTreeSet::new();
     for probe in [&base.policy, &new.policy].into_iter().flatten() {
         let policing = crate::forwarding::connect::Policing::new(&probe.inputs);
-        classes.extend(packet_classes(policing.engine.set(), policing.endpoints()));
+        classes.extend(packet_classes(&policing.engine, policing.endpoints()));
     }
     let delivered = |d: &Digest, from: &str, to: &str, packet: Packet| match &d.policy {
         Some(probe) => probe.delivered(from, to, packet),

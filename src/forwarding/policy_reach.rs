@@ -117,7 +117,7 @@ pub fn policy_reachability(
     let packets = match packets {
         Some(p) => p,
         None => {
-            all_packets = packet_classes(policing.engine.set(), policing.endpoints());
+            all_packets = packet_classes(&policing.engine, policing.endpoints());
             &all_packets
         }
     };

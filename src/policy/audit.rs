@@ -267,10 +267,8 @@ pub fn audit(engine: &Engine<'_>, members: &[Member<'_>]) -> Audit {
         .enumerate()
         .map(|(i, (_, name, _))| (*name, i))
         .collect();
-    let packets: Vec<PacketClass> = packet_class_extents(
-        engine.set(),
-        members.iter().filter_map(|m| m.seen.endpoint()),
-    );
+    let packets: Vec<PacketClass> =
+        packet_class_extents(engine, members.iter().filter_map(|m| m.seen.endpoint()));
 
     // Classes, ids in order of first appearance: endpoints by class key, host-network pods
     // by what rules see of their node's address (as all-pairs reachability groups them).
@@ -806,7 +804,7 @@ mod tests {
     #[test]
     fn without_rules_each_protocol_is_one_class_covering_every_port() {
         let set = crate::policy::model::PolicySet::new(crate::model::network::CalicoProfile::V3_30);
-        let got = packet_class_extents(&set, std::iter::empty());
+        let got = packet_class_extents(&Engine::new(&set), std::iter::empty());
         let want = vec![
             ports(Protocol::TCP, 1, u16::MAX),
             ports(Protocol::UDP, 1, u16::MAX),

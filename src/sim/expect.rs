@@ -641,7 +641,7 @@ pub(super) fn probe_packets(
 ) -> (BTreeMap<Vec<Packet>, Vec<PodKey>>, Vec<PodKey>) {
     let mut groups: BTreeMap<Vec<Packet>, Vec<PodKey>> = BTreeMap::new();
     let mut unresolved = Vec::new();
-    let classes = || packet_classes(pol.engine.set(), pol.endpoints());
+    let classes = || packet_classes(&pol.engine, pol.endpoints());
     match probe {
         None => {
             groups.insert(classes(), targets.to_vec());

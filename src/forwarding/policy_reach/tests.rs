@@ -381,7 +381,7 @@ fn host_traffic_of_nodes_every_rule_sees_alike_is_evaluated_once() {
     };
     let pol = Policing::new(&inputs);
     let pods: Vec<&PodInfo> = dp.pods().collect();
-    let packets = packet_classes(&inputs.set, inputs.endpoints.values());
+    let packets = packet_classes(&pol.engine, inputs.endpoints.values());
     let judge = Judge::new(&dp, &pol, &pods, &pods, &packets);
     let hosts = judge
         .seen
@@ -407,7 +407,7 @@ fn tallying_per_policy_class_equals_connecting_every_pair() {
     let (dp, inputs) = mixed_classes();
     let pol = Policing::new(&inputs);
     let all: Vec<PodKey> = dp.pods().map(|p| p.key).collect();
-    let packets = packet_classes(&inputs.set, inputs.endpoints.values());
+    let packets = packet_classes(&pol.engine, inputs.endpoints.values());
     let r = policy_reachability(&dp, &pol, &all, &all, None);
     assert_eq!(r, brute(&dp, &pol, &all, &all, &packets));
     let half: Vec<PodKey> = all.iter().copied().step_by(2).collect();
@@ -455,7 +455,7 @@ proptest! {
         let inputs = inputs(seed, &dp);
         let pol = Policing::new(&inputs);
         let all: Vec<PodKey> = dp.pods().map(|p| p.key).collect();
-        let packets = packet_classes(&inputs.set, inputs.endpoints.values());
+        let packets = packet_classes(&pol.engine, inputs.endpoints.values());
         prop_assert_eq!(
             policy_reachability(&dp, &pol, &all, &all, None),
             brute(&dp, &pol, &all, &all, &packets)

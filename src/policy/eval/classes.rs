@@ -12,13 +12,15 @@ use super::*;
 /// The packets policy tells apart: one representative per class of (protocol, port) or
 /// (ICMP type, code) that every rule treats alike, for TCP, UDP, SCTP and ICMP, in that
 /// order, ports ascending (REFERENCE-policy §1.3: a rule without ports passes every protocol).
-/// Port boundaries come from every rule's `ports`/`notPorts` and from every named port the
-/// endpoints declare; ICMP classes from every `icmp`/`notICMP` type and code.
+/// Port boundaries come from every rule's `ports`/`notPorts`, from every named port the
+/// endpoints declare and from the target ports of the Services a rule's `destination.services`
+/// names (such a rule matches only its Service's endpoint ports, REFERENCE-policy §2.4);
+/// ICMP classes from every `icmp`/`notICMP` type and code.
 pub fn packet_classes<'e>(
-    set: &PolicySet,
+    engine: &Engine<'_>,
     endpoints: impl IntoIterator<Item = &'e Endpoint>,
 ) -> Vec<Packet> {
-    packet_class_extents(set, endpoints)
+    packet_class_extents(engine, endpoints)
         .into_iter()
         .map(|c| c.packet)
         .collect()
@@ -44,9 +46,10 @@ pub struct PacketClass {
 
 /// [`packet_classes`] with what each representative stands for, in the same order.
 pub fn packet_class_extents<'e>(
-    set: &PolicySet,
+    engine: &Engine<'_>,
     endpoints: impl IntoIterator<Item = &'e Endpoint>,
 ) -> Vec<PacketClass> {
+    let set = engine.set;
     use std::collections::BTreeSet;
     let protocols = [Protocol::TCP, Protocol::UDP, Protocol::SCTP];
     let mut starts: Vec<BTreeSet<u16>> = vec![BTreeSet::from([1]); protocols.len()];
@@ -69,6 +72,17 @@ pub fn packet_class_extents<'e>(
                         add_range(rule.protocol, *first, *last);
                     }
                 }
+            }
+            // A destination Service matches its endpoints' ports only (a source Service
+            // matches by address alone).
+            let service = rule.destination.services.as_ref();
+            let listed = service.and_then(|svc| {
+                engine
+                    .service_endpoints
+                    .get(&(svc.namespace.clone(), svc.name.clone()))
+            });
+            for (_, protocol, port) in listed.into_iter().flatten() {
+                add_range(Some(*protocol), *port, *port);
             }
             for m in rule.icmp.iter().chain(&rule.not_icmp) {
                 icmp.insert((m.icmp_type, m.code));

@@ -365,7 +365,7 @@ fn the_audit_counts_what_connecting_every_pair_gives() {
     let a = audit(&rows, &dp, &inputs);
     let pol = Policing::new(&inputs);
     let engine = &pol.engine;
-    let packets = packet_class_extents(&inputs.set, inputs.endpoints.values());
+    let packets = packet_class_extents(engine, inputs.endpoints.values());
     let group: BTreeMap<PodKey, String> = rows
         .iter()
         .map(|r| (r.key, format!("{}/{}", r.namespace, r.workload)))
