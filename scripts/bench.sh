@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Scale benchmarks (issues #6, #20): generate the cluster scenarios, time `podnet check` and
-# `podnet run` on each and print a Markdown table of wall time and peak memory (resident set,
-# from GNU time), the median of several runs, with the commit and the CPU model.
+# `podnet run` on each and print a Markdown table of wall time, CPU time (user + system: the
+# figure to compare on a busy machine) and peak memory (resident set, from GNU time), the
+# median of several runs, with the commit and the CPU model.
 #
 #   scripts/bench.sh                    # build, generate, run every size, print the table
 #   scripts/bench.sh --generate         # only (re)write the scenarios into benches/scenarios/
 #   scripts/bench.sh rr-5000 mesh-1000  # run the named sizes only
 #   scripts/bench.sh --runs 1 --commands check rr-1000
 #
-# Options: --runs N (default 3; the table shows the median of N), --commands check,run,diff
+# Options: --runs N (default 3; the table shows the median of N), --commands check,run,diff,sweep
 # (default check,run; `run` writes its output folder, with the default `--events` level, into a
 # temporary folder and the table shows the size of its events.jsonl; `diff` (issue #15) compares
 # the scenario with itself scaled down by 1 % — `--set workloads[0].replicas=99 %` — with
 # `--fail-on none`, so it exits 0 unless the input is invalid; its target is about the time of
-# two `check`s).
+# two `check`s; `sweep` (issue #20) runs ten variants of the scenario that differ only in
+# `seed`, on every core; its target is ten `check`s divided by the cores).
 #
 # Sizes: route reflectors (mesh off, 3 reflectors, 30 pods per node) at 1,000 / 2,000 / 5,000
 # nodes and a full node-to-node mesh at 250 / 500 / 1,000 nodes. Every scenario is 5 zones of
@@ -22,7 +24,9 @@
 # IPAM, BGP convergence and all-pairs reachability. The `-policy` sizes add 50 namespaces and
 # 200 policies in three tiers (issue #17; `policy_resources` below) and split the pods into a
 # web and a db Deployment per namespace; `-policy-off` is the same scenario with
-# `network.policy: ignore`, the baseline the policy cost is measured against. Criterion micro-benchmarks (engine, IPAM,
+# `network.policy: ignore`, the baseline the policy cost is measured against. The `-events`
+# sizes add 1,000 events over an hour to the reflector cluster (issue #20; `churn_events`
+# below); their target is under twice the cold start. Criterion micro-benchmarks (engine, IPAM,
 # LPM) are separate: `cargo bench`. Run one measurement at a time on a quiet machine.
 set -euo pipefail
 
@@ -30,7 +34,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/benches/scenarios"
 podnet="$root/target/release/podnet"
 
-# name  mode  racks-per-zone  nodes-per-rack  policy (none, enforce, ignore)
+# name  mode  racks-per-zone  nodes-per-rack  policy (none, enforce, ignore)  [events]
 sizes=(
   "rr-1000   rr   5  40 none"
   "rr-2000   rr   10 40 none"
@@ -42,6 +46,8 @@ sizes=(
   "rr-1000-policy-off rr 5  40 ignore"
   "rr-5000-policy     rr 25 40 enforce"
   "rr-5000-policy-off rr 25 40 ignore"
+  "rr-1000-events rr 5  40 none 1000"
+  "rr-5000-events rr 25 40 none 1000"
 )
 
 # policy_resources: 50 namespaces (team t0–t4, env prod/dev) and 200 policies in three tiers
@@ -117,9 +123,40 @@ policy_resources() {
   done
 }
 
-# generate NAME MODE RACKS NODES POLICY: write benches/scenarios/NAME.yaml.
+# churn_events RACKS PODS: issue #20's event load, 1,000 events in 100 groups of 10, one group
+# every 33 s (the last ends at 3,568 s): the Deployment scaled down by 100–500 pods and back
+# 18 s later; a node down for 300 s (its peers' hold timers, 180–240 s, run out: sessions drop,
+# then re-establish) and another for 30 s (sessions survive); a rack's ToR–spine link down for
+# 10 s and another's for 30 s (the rack is cut off: one spine per zone). Deterministic
+# arithmetic picks: the long-down node is n-1..n-19 of a rack, the short one n-20..n-39, so no
+# node is taken down twice at once; the two links are in different zones. Every change is
+# undone by the end, so the end-state expectations are those of the cold start.
+churn_events() {
+  local racks=$1 pods=$2 g t
+  echo "events:"
+  for ((g = 0; g < 100; g++)); do
+    t=$((g * 33))
+    local long="z$((g * 3 % 5))-r$(((g * 7 + 1) % racks))-n-$((g * 13 % 19 + 1))"
+    local short="z$(((g * 3 + 2) % 5))-r$(((g * 11 + 2) % racks))-n-$((g * 17 % 20 + 20))"
+    local zb=$((g % 5)) zd=$(((g + 2) % 5))
+    local link_b="[tor-z$zb-r$((g * 3 % racks)), spine-z$zb-1]"
+    local link_d="[tor-z$zd-r$(((g * 7 + 3) % racks)), spine-z$zd-1]"
+    echo "- {at: ${t}s, scale: {workload: web, replicas: $((pods - 100 * (g % 5 + 1)))}}"
+    echo "- {at: $((t + 1))s, nodeDown: $long}"
+    echo "- {at: $((t + 2))s, linkDown: $link_b}"
+    echo "- {at: $((t + 3))s, nodeDown: $short}"
+    echo "- {at: $((t + 4))s, linkDown: $link_d}"
+    echo "- {at: $((t + 12))s, linkUp: $link_b}"
+    echo "- {at: $((t + 18))s, scale: {workload: web, replicas: $pods}}"
+    echo "- {at: $((t + 33))s, nodeUp: $short}"
+    echo "- {at: $((t + 34))s, linkUp: $link_d}"
+    echo "- {at: $((t + 301))s, nodeUp: $long}"
+  done
+}
+
+# generate NAME MODE RACKS NODES POLICY [EVENTS]: write benches/scenarios/NAME.yaml.
 generate() {
-  local name=$1 mode=$2 racks=$3 per_rack=$4 policy=$5
+  local name=$1 mode=$2 racks=$3 per_rack=$4 policy=$5 events=${6:-0}
   local zones=5 nodes=$((5 * racks * per_rack))
   local pods=$((nodes * 30))
   local file="$out/$name.yaml"
@@ -203,6 +240,9 @@ generate() {
     else
       echo "- reachable: {from: {workload: web}, to: {workload: web}}"
     fi
+    if ((events > 0)); then
+      churn_events "$racks" "$pods"
+    fi
   } >"$file"
 }
 
@@ -215,7 +255,7 @@ while (($# > 0)); do
     --generate) generate_only=true ;;
     --runs) runs=$2; shift ;;
     --commands) commands=$2; shift ;;
-    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) wanted+=("$1") ;;
   esac
   shift
@@ -224,15 +264,15 @@ done
 mkdir -p "$out"
 selected=()
 for size in "${sizes[@]}"; do
-  read -r name mode racks per_rack policy <<<"$size"
+  read -r name mode racks per_rack policy events <<<"$size"
   if ((${#wanted[@]} > 0)) && [[ ! " ${wanted[*]} " == *" $name "* ]]; then
     continue
   fi
-  generate "$name" "$mode" "$racks" "$per_rack" "$policy"
+  generate "$name" "$mode" "$racks" "$per_rack" "$policy" "${events:-0}"
   selected+=("$name")
 done
 if ((${#selected[@]} == 0)); then
-  echo "bench.sh: no size named ${wanted[*]}; sizes: rr-1000 rr-2000 rr-5000 mesh-250 mesh-500 mesh-1000 rr-1000-policy rr-1000-policy-off rr-5000-policy rr-5000-policy-off" >&2
+  echo "bench.sh: no size named ${wanted[*]}; sizes: rr-1000 rr-2000 rr-5000 mesh-250 mesh-500 mesh-1000 rr-1000-policy rr-1000-policy-off rr-5000-policy rr-5000-policy-off rr-1000-events rr-5000-events" >&2
   exit 2
 fi
 $generate_only && exit 0
@@ -248,8 +288,8 @@ commit=$(git -C "$root" rev-parse --short HEAD)
 git -C "$root" diff --quiet HEAD -- src Cargo.toml Cargo.lock || commit="$commit+changes"
 echo "Machine: $(nproc) cores ($cpu), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo); podnet $commit; median of $runs"
 echo
-echo "| scenario | nodes | pods | BGP sessions | command | wall time | peak memory | events.jsonl | expectations |"
-echo "|---|---:|---:|---:|---|---:|---:|---:|---|"
+echo "| scenario | nodes | pods | BGP sessions | command | wall time | CPU time | peak memory | events.jsonl | expectations |"
+echo "|---|---:|---:|---:|---|---:|---:|---:|---:|---|"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for name in "${selected[@]}"; do
@@ -265,13 +305,18 @@ for name in "${selected[@]}"; do
       case $command in
         check) args=(check "$file") ;;
         run) args=(run "$file" --out "$work/out" --quiet) ;;
+        sweep)
+          # Ten variants that each cost one `check` (only the seed differs), run on every
+          # core; the target is the sum of ten `check`s divided by the cores.
+          args=(sweep "$file" --set "seed=$(seq -s, 1 10)" --no-chart)
+          ;;
         diff)
           first=$(awk -F'replicas: ' '/replicas:/ {sub(/[^0-9].*/, "", $2); print $2; exit}' "$file")
           args=(diff "$file" --set "workloads[0].replicas=$((first * 99 / 100))" --fail-on none)
           ;;
-        *) echo "bench.sh: unknown command $command (check, run, diff)" >&2; exit 2 ;;
+        *) echo "bench.sh: unknown command $command (check, run, diff, sweep)" >&2; exit 2 ;;
       esac
-      /usr/bin/time -f '%e %M' -o "$work/time" "$podnet" "${args[@]}" >"$work/log" 2>&1 || status=FAIL
+      /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$podnet" "${args[@]}" >"$work/log" 2>&1 || status=FAIL
       cat "$work/time" >>"$work/times"
       if [[ $command == run ]]; then
         # `run` always exits 0; its expectations are judged in report.json.
@@ -283,8 +328,9 @@ for name in "${selected[@]}"; do
     done
     wall=$(awk '{print $1}' "$work/times" | median)
     kib=$(awk '{print $2}' "$work/times" | median)
-    printf '| %s | %s | %s | %s | %s | %.1f s | %.2f GiB | %s | %s |\n' "$name" "$nodes" "$pods" "$sessions" \
-      "$command" "$wall" "$(awk -v k="$kib" 'BEGIN {print k / 1048576}')" "$events" "$status"
+    cpu_s=$(awk '{print $3 + $4}' "$work/times" | median)
+    printf '| %s | %s | %s | %s | %s | %.1f s | %.1f s | %.2f GiB | %s | %s |\n' "$name" "$nodes" "$pods" "$sessions" \
+      "$command" "$wall" "$cpu_s" "$(awk -v k="$kib" 'BEGIN {print k / 1048576}')" "$events" "$status"
     if [[ $status == FAIL ]]; then
       sed 's/^/    /' "$work/log" >&2
     fi

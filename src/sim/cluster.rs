@@ -137,24 +137,38 @@ impl Cluster {
         }
     }
 
+    /// The workload's wanted ordinals, in order (slots order ordinals before DaemonSet nodes,
+    /// so they are one range of the set).
     fn ordinals(&self, w: WorkloadId) -> impl DoubleEndedIterator<Item = u32> + '_ {
-        self.wanted[w.index()].iter().filter_map(|s| match s {
-            PodSlot::Ordinal(o) => Some(*o),
-            PodSlot::Daemon(_) => None,
-        })
+        self.wanted[w.index()]
+            .range(PodSlot::Ordinal(0)..=PodSlot::Ordinal(u32::MAX))
+            .filter_map(|s| match s {
+                PodSlot::Ordinal(o) => Some(*o),
+                PodSlot::Daemon(_) => None,
+            })
     }
 
-    /// Wants `n` more ordinals, the lowest unused ones; returns them.
+    /// Wants `n` more ordinals, the lowest unused ones; returns them. One walk over the
+    /// wanted ordinals finds the gaps, so growing by `n` costs O(wanted + n), not
+    /// O(wanted × n).
     pub fn add_ordinals(&mut self, w: WorkloadId, n: usize) -> Vec<u32> {
         let mut added = Vec::with_capacity(n);
         let mut candidate = 0u32;
-        while added.len() < n {
-            if !self.wanted[w.index()].contains(&PodSlot::Ordinal(candidate)) {
-                self.wanted[w.index()].insert(PodSlot::Ordinal(candidate));
+        for used in self.ordinals(w) {
+            while candidate < used && added.len() < n {
                 added.push(candidate);
+                candidate += 1;
             }
+            if added.len() == n {
+                break;
+            }
+            candidate = used.saturating_add(1);
+        }
+        while added.len() < n {
+            added.push(candidate);
             candidate = candidate.saturating_add(1);
         }
+        self.wanted[w.index()].extend(added.iter().map(|o| PodSlot::Ordinal(*o)));
         added
     }
 
@@ -173,7 +187,8 @@ impl Cluster {
     /// pods that must go (not-yet-created ones are simply no longer wanted).
     pub fn scale_down_to(&mut self, w: WorkloadId, replicas: u32) -> Vec<PodId> {
         let mut victims = Vec::new();
-        while self.ordinals(w).count() > replicas as usize {
+        let have = self.ordinals(w).count();
+        for _ in replicas as usize..have {
             let Some(highest) = self.ordinals(w).next_back() else {
                 break;
             };
@@ -307,5 +322,58 @@ impl Cluster {
                 .find(|((_, name), _)| name == reference)
                 .map(|(_, id)| *id),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_workload() -> (Cluster, WorkloadId) {
+        let cluster = Cluster {
+            wanted: vec![BTreeSet::new()],
+            ..Cluster::default()
+        };
+        (cluster, WorkloadId(0))
+    }
+
+    #[test]
+    fn new_ordinals_fill_the_lowest_gaps_then_grow() {
+        let (mut c, w) = one_workload();
+        assert_eq!(c.scale_to(w, 6), vec![0, 1, 2, 3, 4, 5]);
+        // Deleted pods' ordinals 1 and 3 are free again (a Deployment's replacement names).
+        c.forget_slot(w, PodSlot::Ordinal(1));
+        c.forget_slot(w, PodSlot::Ordinal(3));
+        // A DaemonSet slot sorts after every ordinal and is never counted as one.
+        assert!(c.wants(w, PodSlot::Daemon(NodeId(0))));
+        assert_eq!(c.add_ordinals(w, 3), vec![1, 3, 6]);
+        assert_eq!(c.add_ordinals(w, 1), vec![7]);
+        assert_eq!(c.scale_to(w, 8), Vec::<u32>::new());
+        assert_eq!(c.scale_to(w, 10), vec![8, 9]);
+    }
+
+    #[test]
+    fn scaling_down_drops_the_highest_ordinals_and_returns_their_pods() {
+        let (mut c, w) = one_workload();
+        c.scale_to(w, 5);
+        c.wants(w, PodSlot::Daemon(NodeId(7)));
+        // Pods exist for ordinals 0, 2 and 4; 1 and 3 are wanted but not created yet.
+        let pods: Vec<PodId> = [0, 2, 4]
+            .iter()
+            .map(|o| {
+                c.add_pod(
+                    w,
+                    PodSlot::Ordinal(*o),
+                    "default",
+                    &format!("web-{o}"),
+                    false,
+                )
+            })
+            .collect();
+        assert_eq!(c.scale_down_to(w, 2), vec![pods[2], pods[1]]);
+        assert_eq!(c.ordinals(w).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(c.scale_down_to(w, 2), Vec::<PodId>::new());
+        assert_eq!(c.scale_down_to(w, 0), vec![pods[0]]);
+        assert!(c.wanted[0].contains(&PodSlot::Daemon(NodeId(7))));
     }
 }

@@ -7,11 +7,12 @@
 //! Expectations about routes, reachability, paths and BGP need layers podnet does not have
 //! yet; they fail and say so rather than pass silently.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use serde::Serialize;
 
+use super::policy::Pairs;
 use super::snapshot::{BgpState, PodRow, Snapshot};
 use crate::forwarding::connect::{
     ConnectionVerdict, Policing, PolicyInputs, connect, packet_for, verdict_text,
@@ -200,6 +201,26 @@ pub(super) fn addressed_keys(pods: Vec<&PodRow>) -> Vec<PodKey> {
         .filter(|p| p.ip.is_some())
         .map(|p| p.key)
         .collect()
+}
+
+/// Routing reachability (no policy) from `sources` to `targets`. When both are every pod of
+/// the dataplane, this is the snapshot's all-pairs result ([`Snapshot::reachability`]),
+/// computed once and shared with whoever else asks (a sweep's row, the report): the result
+/// depends only on the two sets, not on their order.
+fn routing_pairs(snap: &Snapshot, sources: &[PodKey], targets: &[PodKey]) -> Pairs {
+    let dp = &snap.dataplane;
+    let every_pod = |keys: &[PodKey]| {
+        let known: BTreeSet<PodKey> = keys
+            .iter()
+            .copied()
+            .filter(|k| dp.pod(*k).is_some())
+            .collect();
+        known.len() == dp.pods().count()
+    };
+    if snap.policy.is_none() && every_pod(sources) && every_pod(targets) {
+        return snap.reachability().clone();
+    }
+    super::policy::pairs_between(dp, None, sources, targets, None)
 }
 
 pub(super) fn pod_name(snap: &Snapshot, key: PodKey) -> String {
@@ -418,7 +439,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                     probe.as_ref(),
                 ));
             }
-            let r = reachability(dp, &sources, &targets);
+            let r = routing_pairs(snap, &sources, &targets);
             let reason = match c {
                 Check::Unreachable { reason, .. } => *reason,
                 _ => None,
@@ -442,7 +463,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 ));
             }
             let groups: Vec<String> = r
-                .unreachable
+                .groups
                 .iter()
                 .map(|g| {
                     let (a, b) = g.example;
@@ -472,11 +493,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                 r.reachable == r.pairs
             } else {
                 r.reachable == 0
-                    && reason.is_none_or(|why| {
-                        r.unreachable
-                            .iter()
-                            .all(|g| g.reason.as_str() == why.as_str())
-                    })
+                    && reason.is_none_or(|why| r.groups.iter().all(|g| g.reason == why.as_str()))
             };
             return Ok((holds, expected, actual));
         }
@@ -786,4 +803,45 @@ fn policy_pairs(
         }
     };
     (holds, expected, actual)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::Simulation;
+
+    /// Two racks of two nodes, one router between them (a rack's ToR); `web` (4 pods) and
+    /// `db` (2 pods) spread over the nodes; no policy.
+    const TWO_WORKLOADS: &str = r#"
+name: shared-reach
+topology:
+  zones:
+  - name: z
+    racks:
+    - {name: a, subnet: 10.0.0.0/24, nodes: [{namePrefix: a, count: 2}]}
+    - {name: b, subnet: 10.0.1.0/24, nodes: [{namePrefix: b, count: 2}]}
+workloads:
+- {name: web, replicas: 4}
+- {name: db, replicas: 2}
+expect:
+- reachable: {from: {workload: web}, to: {workload: web}}
+- reachable: {from: all, to: all}
+"#;
+
+    #[test]
+    fn an_all_pairs_expectation_shares_the_snapshots_reachability() {
+        let s = crate::scenario::load_str("t.yaml", TWO_WORKLOADS).expect("valid scenario");
+        let out = Simulation::new(&s).run();
+        // web -> web is a subset: computed on its own, the snapshot's all pairs untouched.
+        let subset = evaluate(&s.expectations[..1], &[], &out.last);
+        assert!(subset[0].passed, "{}", subset[0].actual);
+        assert!(!out.last.reachability_known());
+        // all -> all is every pod both ways: the snapshot's result, kept for the report and
+        // a sweep's row. 6 pods: 6 x 5 = 30 ordered pairs of distinct pods, all delivered
+        // (one pool, no policy, every node reaches every other through the ToR).
+        let all = evaluate(&s.expectations[1..], &[], &out.last);
+        assert!(out.last.reachability_known());
+        assert_eq!(all[0].actual, "30 of 30 pairs delivered");
+        assert_eq!(out.last.reachability().pairs, 30);
+    }
 }

@@ -405,6 +405,12 @@ impl Snapshot {
             .get_or_init(|| super::policy::all_pairs(&self.dataplane, self.policy.as_deref()))
     }
 
+    /// Whether [`Snapshot::reachability`] has been computed already.
+    #[cfg(test)]
+    pub(super) fn reachability_known(&self) -> bool {
+        self.reach.get().is_some()
+    }
+
     pub fn count(&self, status: PodStatus) -> usize {
         self.pods.iter().filter(|p| p.status == status).count()
     }
