@@ -188,18 +188,9 @@ struct PolicyDecoder<'r> {
 impl PolicyDecoder<'_> {
     fn policy(&self, kind: PolicyKind, staged: bool, tier: String) -> Policy {
         Policy {
-            kind,
             staged,
-            namespace: self.namespace.clone(),
-            name: self.r.name.clone(),
             tier,
-            order: None,
-            selector: Selector::all(),
-            service_account_selector: None,
-            namespace_selector: None,
-            types: PolicyTypes::default(),
-            ingress: Vec::new(),
-            egress: Vec::new(),
+            ..Policy::new(kind, self.namespace.as_deref(), &self.r.name)
         }
     }
 
