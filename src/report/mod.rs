@@ -223,7 +223,8 @@ impl Report {
                 borrowed_ips: last.nodes.iter().map(|n| n.borrowed_ips).sum(),
                 events: outcome.events.lines,
                 expectations_passed: passed,
-                expectations_failed: expectations.len() - passed,
+                // Those whose `when:` does not apply count as neither.
+                expectations_failed: expectations.iter().filter(|e| e.failed()).count(),
                 reachable_pairs: reach.reachable,
                 pod_pairs: reach.pairs,
                 max_fib_routes: last.nodes.iter().map(|n| n.fib_routes).max(),
