@@ -15,7 +15,7 @@ pub fn check(args: &CheckArgs) -> i32 {
             Ok(EventLog::discard())
         }) {
             Ok(ran) => {
-                if ran.results.iter().any(|r| !r.passed) && code == exit::OK {
+                if ran.results.iter().any(ExpectationResult::failed) && code == exit::OK {
                     code = exit::FAILED;
                 }
                 runs.push((
@@ -40,7 +40,21 @@ pub fn check(args: &CheckArgs) -> i32 {
         .iter()
         .map(|(_, _, r)| r.iter().filter(|x| x.passed).count())
         .sum();
-    let total: usize = runs.iter().map(|(_, _, r)| r.len()).sum();
+    let failed: usize = runs
+        .iter()
+        .map(|(_, _, r)| r.iter().filter(|x| x.failed()).count())
+        .sum();
+    let not_applicable: usize = runs
+        .iter()
+        .map(|(_, _, r)| r.iter().filter(|x| x.not_applicable.is_some()).count())
+        .sum();
+    // Expectations whose `when:` does not apply are neither passed nor failed; the closing
+    // line names them only when there are some.
+    let closing = if not_applicable == 0 {
+        format!("{passed} passed, {failed} failed")
+    } else {
+        format!("{passed} passed, {failed} failed, {not_applicable} not applicable")
+    };
     // The JUnit file first: a closed stdout ends the process at the first line printed.
     if let Some(junit_path) = &args.junit {
         let suites: Vec<Suite> = runs
@@ -63,21 +77,22 @@ pub fn check(args: &CheckArgs) -> i32 {
                     outln!("{name} ({file})");
                 }
                 for r in results {
-                    if r.passed {
-                        outln!("PASS {}: {}", r.name, r.actual);
-                    } else {
-                        outln!("FAIL {}: expected {}, got {}", r.name, r.expected, r.actual);
+                    match &r.not_applicable {
+                        Some(why) => outln!("N/A  {}: {why}", r.name),
+                        None if r.passed => outln!("PASS {}: {}", r.name, r.actual),
+                        None => {
+                            outln!("FAIL {}: expected {}, got {}", r.name, r.expected, r.actual)
+                        }
                     }
                 }
             }
             if invalid > 0 {
                 outln!(
-                    "{passed} passed, {} failed, {invalid} scenario file{} invalid",
-                    total - passed,
+                    "{closing}, {invalid} scenario file{} invalid",
                     if invalid == 1 { "" } else { "s" }
                 );
             } else {
-                outln!("{passed} passed, {} failed", total - passed);
+                outln!("{closing}");
             }
         }
         Format::Json => {
@@ -86,7 +101,8 @@ pub fn check(args: &CheckArgs) -> i32 {
                     "scenario": name, "file": file, "expectations": results,
                 })).collect::<Vec<_>>(),
                 "passed": passed,
-                "failed": total - passed,
+                "failed": failed,
+                "notApplicable": not_applicable,
                 "invalidFiles": invalid,
             });
             outln!(

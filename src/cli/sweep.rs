@@ -7,6 +7,10 @@
 //! the number of threads. Each variant reserves the memory its simulation needs
 //! (`sweep_memory`): one that cannot fit the machine is refused as `check` refuses it, and
 //! parallel variants wait rather than add up past the machine's memory.
+//! Each variant is judged by the expectations that apply to it: one with `when:` applies only
+//! to the variants whose swept fields hold those values (`scenario::load_variant`); the
+//! others are counted as not applicable, neither passed nor failed, and do not change the
+//! exit code.
 
 use std::io::IsTerminal;
 
@@ -44,6 +48,9 @@ pub struct Row {
     pub pod_pairs: u64,
     pub expectations_passed: usize,
     pub expectations_failed: usize,
+    /// Expectations whose `when:` does not match this variant: neither passed nor failed.
+    #[serde(default)]
+    pub expectations_not_applicable: usize,
     pub expectations: Vec<ExpectationResult>,
 }
 
@@ -63,7 +70,13 @@ pub fn sweep(args: &SweepArgs) -> i32 {
         }
     };
     let variants = cross_product(&axes);
+    let common = common_overrides(&args.expect);
     if args.emit_job {
+        // The Job's pods would all stop at a bad `when:` or value: said here, once.
+        if let Err(diagnostics) = scenario::load_variant(scenario, &variants[0], &common) {
+            eprint!("{diagnostics}");
+            return exit::INVALID;
+        }
         return sweep_job::emit(args, scenario, variants.len());
     }
     let shard = match args.shard.as_deref().map(sweep_shard::parse).transpose() {
@@ -77,7 +90,6 @@ pub fn sweep(args: &SweepArgs) -> i32 {
         Some(s) => sweep_shard::assign(scenario, &variants, s.count).swap_remove(s.index),
         None => (0..variants.len()).collect(),
     };
-    let common = common_overrides(&args.expect);
     let rows = match run_rows(scenario, &variants, &indices, &common, args.jobs) {
         Ok(rows) => rows,
         Err(code) => return code,
@@ -138,21 +150,27 @@ fn run_rows(
         bar.finish_and_clear();
     }
     let mut rows = Vec::new();
-    let mut invalid = false;
+    let mut invalid: Vec<(String, String)> = Vec::new();
     for (variant, result) in variants.iter().zip(results) {
         match result {
             Ok(row) => rows.push(row),
-            Err(diagnostics) => {
-                invalid = true;
-                eprintln!("variant {}:", label(variant));
-                eprint!("{diagnostics}");
-            }
+            Err(diagnostics) => invalid.push((label(variant), diagnostics)),
         }
     }
-    if invalid {
-        return Err(exit::INVALID);
+    if invalid.is_empty() {
+        return Ok(rows);
     }
-    Ok(rows)
+    // A problem of the scenario itself (a bad `when:`) is the same in every variant: once.
+    if invalid.len() == variants.len() && invalid.iter().all(|(_, d)| *d == invalid[0].1) {
+        eprintln!("every variant:");
+        eprint!("{}", invalid[0].1);
+    } else {
+        for (variant, diagnostics) in &invalid {
+            eprintln!("variant {variant}:");
+            eprint!("{diagnostics}");
+        }
+    }
+    Err(exit::INVALID)
 }
 
 /// Prints the rows as `show` asks and writes the chart of the sweep of `scenario`; the exit
@@ -257,8 +275,7 @@ fn run_variant(
     common: &[(String, String)],
     memory: &MemoryShare,
 ) -> Result<Row, String> {
-    let overrides: Vec<(String, String)> = variant.iter().chain(common).cloned().collect();
-    let s = scenario::load_with_overrides(path, &overrides).map_err(|d| d.to_string())?;
+    let s = scenario::load_variant(path, variant, common).map_err(|d| d.to_string())?;
     let _reservation = memory
         .reserve(&scenario::footprint::estimate(&s))
         .map_err(|why| format!("{}: {why}\n", path.display()))?;
@@ -266,6 +283,7 @@ fn run_variant(
     let results = evaluate(&s.expectations, &outcome.snapshots, &outcome.last);
     let last = &outcome.last;
     let passed = results.iter().filter(|r| r.passed).count();
+    let failed = results.iter().filter(|r| r.failed()).count();
     let reach = last.reachability();
     Ok(Row {
         max_rib_routes: last.nodes.iter().filter_map(|n| n.rib_routes).max(),
@@ -285,7 +303,8 @@ fn run_variant(
         blocks: last.blocks.len(),
         borrowed_ips: last.nodes.iter().map(|n| n.borrowed_ips).sum(),
         expectations_passed: passed,
-        expectations_failed: results.len() - passed,
+        expectations_failed: failed,
+        expectations_not_applicable: results.len() - passed - failed,
         expectations: results,
     })
 }
@@ -298,7 +317,7 @@ fn label(variant: &[(String, String)]) -> String {
         .join(" ")
 }
 
-const COLUMNS: [&str; 13] = [
+const COLUMNS: [&str; 14] = [
     "pods",
     "pending",
     "allocFailures",
@@ -312,9 +331,10 @@ const COLUMNS: [&str; 13] = [
     "podPairs",
     "passed",
     "failed",
+    "notApplicable",
 ];
 
-fn cells(r: &Row) -> [String; 13] {
+fn cells(r: &Row) -> [String; 14] {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".to_string());
     [
         r.pods.to_string(),
@@ -330,14 +350,16 @@ fn cells(r: &Row) -> [String; 13] {
         r.pod_pairs.to_string(),
         r.expectations_passed.to_string(),
         r.expectations_failed.to_string(),
+        r.expectations_not_applicable.to_string(),
     ]
 }
 
-/// The full table (`--verbose`): every metric, then every failed expectation.
+/// The full table (`--verbose`): every metric, then every failed expectation (those that do
+/// not apply to a variant are counted in `notApplicable`, not listed).
 fn table(rows: &[Row]) -> String {
     let mut out = grid_text(rows, &COLUMNS, |r| cells(r).to_vec());
     for r in rows.iter().filter(|r| r.expectations_failed > 0) {
-        for e in r.expectations.iter().filter(|e| !e.passed) {
+        for e in r.expectations.iter().filter(|e| e.failed()) {
             out.push_str(&format!(
                 "FAIL [{}] {}: expected {}, got {}\n",
                 label(&r.variant),
@@ -374,11 +396,7 @@ fn compact_table(rows: &[Row]) -> String {
             opt(r.max_fib_routes),
             r.convergence_time_us.map_or_else(|| "-".to_string(), time),
             percent(u128::from(r.reachable_pairs), u128::from(r.pod_pairs)),
-            format!(
-                "{} of {}",
-                r.expectations_passed,
-                r.expectations_passed + r.expectations_failed
-            ),
+            expectations_cell(r),
         ]
     });
     let failing = rows.iter().filter(|r| r.expectations_failed > 0).count();
@@ -389,6 +407,15 @@ fn compact_table(rows: &[Row]) -> String {
         ));
     }
     out
+}
+
+/// `2 of 3` (of those that apply), with `, 1 n/a` when some do not apply to the variant.
+fn expectations_cell(r: &Row) -> String {
+    let applicable = r.expectations_passed + r.expectations_failed;
+    match r.expectations_not_applicable {
+        0 => format!("{} of {applicable}", r.expectations_passed),
+        n => format!("{} of {applicable}, {n} n/a", r.expectations_passed),
+    }
 }
 
 /// Rows under a header of the varied fields and `columns`, aligned, with a rule.

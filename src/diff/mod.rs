@@ -590,11 +590,15 @@ fn packets(base: &Digest, new: &Digest) -> Vec<PacketChange> {
 }
 
 fn expectations(base: &Digest, new: &Digest) -> Vec<ExpectationChange> {
+    // One whose `when:` does not apply counts as absent: neither passed nor failed.
+    let held = |e: Option<&crate::sim::expect::ExpectationResult>| {
+        e.filter(|e| e.not_applicable.is_none()).map(|e| e.passed)
+    };
     merged(&base.expectations, &new.expectations)
-        .filter(|(_, b, n)| b.map(|b| b.passed) != n.map(|n| n.passed))
+        .filter(|(_, b, n)| held(*b) != held(*n))
         .map(|(name, b, n)| ExpectationChange {
             name,
-            passed: change(b.map(|b| b.passed), n.map(|n| n.passed)),
+            passed: change(held(b), held(n)),
             expected: n.or(b).map(|e| e.expected.clone()).unwrap_or_default(),
             actual: change(b.map(|b| b.actual.clone()), n.map(|n| n.actual.clone())),
         })

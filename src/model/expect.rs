@@ -203,6 +203,26 @@ pub struct Expectation {
     /// `None`: at the end of the simulation.
     pub at: Option<SimTime>,
     pub check: Check,
+    /// `when:`: the fields this expectation is about; empty for one that always applies.
+    pub when: Vec<Condition>,
+    /// Why it does not apply to this scenario (a `when:` field with another value, or not
+    /// written); `None` when it applies. Decided when loading, from the fields as loaded
+    /// (after `sweep --set`).
+    pub not_applicable: Option<String>,
+}
+
+/// One `when:` entry: the expectation applies only where the scenario's field at `path`
+/// holds `value` (both as written, in the canonical form of `scenario::overrides`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    pub path: String,
+    pub value: String,
+}
+
+impl std::fmt::Display for Condition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.path, self.value)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,4 +1,5 @@
-//! JUnit XML for CI: one test suite per scenario, one test case per expectation.
+//! JUnit XML for CI: one test suite per scenario, one test case per expectation; one whose
+//! `when:` does not apply is a skipped test case (neither passed nor failed), with the reason.
 
 use super::markup::escape;
 use crate::sim::expect::ExpectationResult;
@@ -15,19 +16,22 @@ pub fn render(suites: &[Suite<'_>]) -> String {
     let tests: usize = suites.iter().map(|s| s.results.len()).sum();
     let failures: usize = suites
         .iter()
-        .map(|s| s.results.iter().filter(|r| !r.passed).count())
+        .map(|s| s.results.iter().filter(|r| r.failed()).count())
         .sum();
+    let skipped: usize = suites.iter().map(|s| not_applicable(s.results)).sum();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     out.push_str(&format!(
-        "<testsuites name=\"podnet\" tests=\"{tests}\" failures=\"{failures}\">\n"
+        "<testsuites name=\"podnet\" tests=\"{tests}\" failures=\"{failures}\"{}>\n",
+        skipped_attribute(skipped)
     ));
     for suite in suites {
-        let f = suite.results.iter().filter(|r| !r.passed).count();
+        let f = suite.results.iter().filter(|r| r.failed()).count();
         out.push_str(&format!(
-            "  <testsuite name=\"{}\" file=\"{}\" tests=\"{}\" failures=\"{f}\">\n",
+            "  <testsuite name=\"{}\" file=\"{}\" tests=\"{}\" failures=\"{f}\"{}>\n",
             escape(suite.name),
             escape(suite.file),
-            suite.results.len()
+            suite.results.len(),
+            skipped_attribute(not_applicable(suite.results))
         ));
         for r in suite.results {
             out.push_str(&format!(
@@ -35,7 +39,12 @@ pub fn render(suites: &[Suite<'_>]) -> String {
                 escape(suite.name),
                 escape(&r.name)
             ));
-            if r.passed {
+            if let Some(why) = &r.not_applicable {
+                out.push_str(&format!(
+                    ">\n      <skipped message=\"not applicable: {}\"/>\n    </testcase>\n",
+                    escape(why)
+                ));
+            } else if r.passed {
                 out.push_str("/>\n");
             } else {
                 out.push_str(&format!(
@@ -51,6 +60,23 @@ pub fn render(suites: &[Suite<'_>]) -> String {
     out
 }
 
+fn not_applicable(results: &[ExpectationResult]) -> usize {
+    results
+        .iter()
+        .filter(|r| r.not_applicable.is_some())
+        .count()
+}
+
+/// ` skipped="N"` when some expectations do not apply; nothing otherwise, so suites without
+/// `when:` read as before.
+fn skipped_attribute(n: usize) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" skipped=\"{n}\"")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,6 +90,7 @@ mod tests {
                 expected: "x".into(),
                 actual: "x".into(),
                 at_us: 0,
+                not_applicable: None,
             },
             ExpectationResult {
                 name: "b".into(),
@@ -71,6 +98,15 @@ mod tests {
                 expected: "1 & 2".into(),
                 actual: "\"3\"".into(),
                 at_us: 0,
+                not_applicable: None,
+            },
+            ExpectationResult {
+                name: "c".into(),
+                passed: false,
+                expected: "pods all".into(),
+                actual: "not evaluated".into(),
+                at_us: 0,
+                not_applicable: Some("when a=1; here a=2".into()),
             },
         ];
         let xml = render(&[Suite {
@@ -78,7 +114,11 @@ mod tests {
             file: "s.yaml",
             results: &results,
         }]);
-        assert!(xml.contains("tests=\"2\" failures=\"1\""));
+        // Three cases: one passed, one failed, one not applicable (skipped, not a failure).
+        assert!(xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""));
+        assert!(xml.contains(
+            "name=\"c\">\n      <skipped message=\"not applicable: when a=1; here a=2\"/>"
+        ));
         assert!(xml.contains("name=\"a &lt;1&gt;\"/>"));
         assert!(xml.contains("message=\"expected 1 &amp; 2, got &quot;3&quot;\""));
     }

@@ -191,10 +191,14 @@ impl Report {
             .groups
             .iter()
             .zip(&unreachable)
-            .map(|(g, group)| unreachable::GroupFacts {
-                group,
-                example: g.example,
-                path: example_path(last, g.example),
+            .map(|(g, group)| {
+                let (path, stop) = example_walk(last, g.example);
+                unreachable::GroupFacts {
+                    group,
+                    example: g.example,
+                    path,
+                    stop,
+                }
             })
             .collect();
         let no_sessions = Vec::new();
@@ -226,7 +230,8 @@ impl Report {
                 borrowed_ips: last.nodes.iter().map(|n| n.borrowed_ips).sum(),
                 events: outcome.events.lines,
                 expectations_passed: passed,
-                expectations_failed: expectations.len() - passed,
+                // Those whose `when:` does not apply count as neither.
+                expectations_failed: expectations.iter().filter(|e| e.failed()).count(),
                 reachable_pairs: reach.reachable,
                 pod_pairs: reach.pairs,
                 max_fib_routes: last.nodes.iter().map(|n| n.fib_routes).max(),
@@ -339,19 +344,29 @@ impl Report {
 }
 
 /// The devices the example pair's packet visits, by name, as `podnet trace` walks them.
-fn example_path(
+fn example_walk(
     snap: &crate::sim::snapshot::Snapshot,
     (from, to): (PodKey, PodKey),
-) -> Vec<String> {
+) -> (Vec<String>, unreachable::StopFacts) {
     let Some(dst) = snap.pods.iter().find(|p| p.key == to).and_then(|p| p.ip) else {
-        return Vec::new();
+        return (Vec::new(), unreachable::StopFacts::default());
     };
-    crate::forwarding::trace(&snap.dataplane, Source::Pod(from), dst).map_or_else(Vec::new, |t| {
-        t.path()
-            .into_iter()
-            .map(|d| snap.devices.get(d.index()).cloned().unwrap_or_default())
-            .collect()
-    })
+    let name = |d: crate::model::topology::DeviceId| {
+        snap.devices.get(d.index()).cloned().unwrap_or_default()
+    };
+    let Some(t) = crate::forwarding::trace(&snap.dataplane, Source::Pod(from), dst) else {
+        return (Vec::new(), unreachable::StopFacts::default());
+    };
+    let path = t.path().into_iter().map(name).collect();
+    // The outer header the packet arrived with at its last device: the one the hop before
+    // sent it with.
+    let arrived = t.hops.len().checked_sub(2).and_then(|i| t.hops[i].outer);
+    let stop = unreachable::StopFacts {
+        first_entry: t.hops.first().and_then(|h| h.entry),
+        last_entry: t.hops.last().and_then(|h| h.entry),
+        tunnelled: arrived.is_some(),
+    };
+    (path, stop)
 }
 
 /// The scenario's events as time-chart markers: one per instant, labelled with its first

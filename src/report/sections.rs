@@ -15,6 +15,7 @@ use super::Report;
 use super::unreachable::{self, UnreachableGroup};
 use crate::model::time::SimTime;
 use crate::model::workload::PodStatus;
+use crate::sim::expect::ExpectationResult;
 use crate::sim::snapshot::NodeRow;
 
 /// Clusters with more nodes than this get an aggregated node table.
@@ -675,11 +676,16 @@ fn expectations(report: &Report) -> Section {
             "The scenario has no `expect:` list.".to_string(),
         ));
     } else {
-        let failed = list.iter().filter(|e| !e.passed).count();
-        blocks.push(Block::Paragraph(format!(
-            "{} passed, {failed} failed.",
-            list.len() - failed
-        )));
+        let failed = list.iter().filter(|e| e.failed()).count();
+        let not_applicable = list.iter().filter(|e| e.not_applicable.is_some()).count();
+        blocks.push(Block::Paragraph(if not_applicable == 0 {
+            format!("{} passed, {failed} failed.", list.len() - failed)
+        } else {
+            format!(
+                "{} passed, {failed} failed, {not_applicable} not applicable (`when:`).",
+                list.len() - failed - not_applicable
+            )
+        }));
         let mut table = Table::new(&[
             ("result", false),
             ("expectation", false),
@@ -687,21 +693,29 @@ fn expectations(report: &Report) -> Section {
             ("expected", false),
             ("actual", false),
         ]);
-        // Failures first, each group in file order.
-        for e in list
-            .iter()
-            .filter(|e| !e.passed)
-            .chain(list.iter().filter(|e| e.passed))
-        {
+        // Failures first, then passes, then those that do not apply, each group in file order.
+        let rank = |e: &&ExpectationResult| match (e.failed(), e.passed) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        };
+        let mut ordered: Vec<&ExpectationResult> = list.iter().collect();
+        ordered.sort_by_key(rank);
+        for e in ordered {
+            let (word, actual, tone) = match &e.not_applicable {
+                Some(why) => ("n/a", format!("not applicable: {why}"), Tone::Plain),
+                None if e.passed => ("pass", e.actual.clone(), Tone::Good),
+                None => ("FAIL", e.actual.clone(), Tone::Bad),
+            };
             table.push_toned(
                 vec![
-                    if e.passed { "pass" } else { "FAIL" }.to_string(),
+                    word.to_string(),
                     e.name.clone(),
                     time(e.at_us),
                     e.expected.clone(),
-                    e.actual.clone(),
+                    actual,
                 ],
-                if e.passed { Tone::Good } else { Tone::Bad },
+                tone,
             );
         }
         blocks.push(Block::Table(table));

@@ -8,6 +8,9 @@
 //! as one `no-route` per ToR. A cause is read from the group's example pair and the state
 //! at the end of the run; every pair of a group shares the example's reason and stopping
 //! point, and the cause is the first that explains it (in [`CauseKind`]'s order).
+//! What the routing itself got wrong is told apart from the example's walk ([`StopFacts`]):
+//! native pod traffic handed to a fabric that does not speak BGP, or a block some device
+//! never learned (with the owner's BGP sessions); "routing" is left for what neither explains.
 //! Until reachability is computed callers pass `None` and the section is left out, so a
 //! report never claims "everything is reachable" without having looked.
 
@@ -17,7 +20,8 @@ use serde::Serialize;
 
 use super::sections::{Block, LIST_LIMIT, Section, Table, Tone, count, noun, time};
 use crate::forwarding::PodKey;
-use crate::model::topology::Topology;
+use crate::forwarding::fib::{Action, FibEntry};
+use crate::model::topology::{DeviceKind, Topology};
 use crate::sim::LogEntry;
 use crate::sim::snapshot::{NodeRow, PodRow, SessionRow};
 
@@ -77,7 +81,15 @@ pub enum CauseKind {
     SessionIdle,
     /// A link down at the device where the packet stopped.
     LinkDown,
-    /// None of the above: the routing itself (a missing route, a loop).
+    /// A node sent a pod packet natively (its pool does not encapsulate there) into a
+    /// fabric that does not speak BGP, whose routers know node subnets only.
+    NativeOverFabric,
+    /// A device on the way has no route for the destination's block (none, or only a
+    /// default route): it never learned it; the owner's sessions say whether it could have
+    /// been advertised.
+    BlockNotLearned,
+    /// None of the above: the routing itself (a loop, a tunnel endpoint the underlay cannot
+    /// reach, a route whose next hop is no device).
     Routing,
 }
 
@@ -91,6 +103,8 @@ impl CauseKind {
             CauseKind::BorrowedRoute => "missing route for a borrowed /32",
             CauseKind::SessionIdle => "BGP session not Established",
             CauseKind::LinkDown => "link down",
+            CauseKind::NativeOverFabric => "native pod traffic over a fabric without BGP",
+            CauseKind::BlockNotLearned => "block not learned",
             CauseKind::Routing => "routing",
         }
     }
@@ -136,6 +150,19 @@ pub struct GroupFacts<'a> {
     pub example: (PodKey, PodKey),
     /// The example's path (device names), from [`crate::forwarding::trace`].
     pub path: Vec<String>,
+    /// What the example's walk found at its first and last device.
+    pub stop: StopFacts,
+}
+
+/// The example's walk at its ends, from [`crate::forwarding::trace`]'s hops.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StopFacts {
+    /// The entry the source's node matched for the destination (`None`: none matched).
+    pub first_entry: Option<FibEntry>,
+    /// The entry matched where the packet stopped (`None`: no entry matched there).
+    pub last_entry: Option<FibEntry>,
+    /// The packet arrived encapsulated (in a tunnel) at the device where it stopped.
+    pub tunnelled: bool,
 }
 
 impl CauseInputs<'_> {
@@ -278,11 +305,95 @@ impl CauseInputs<'_> {
                 return (CauseKind::LinkDown, format!("{a}--{b} is down"), event);
             }
         }
+        let (kind, detail) = self.routing(facts, dst, &src_node, &dst_node);
+        (kind, detail, None)
+    }
+
+    /// What the routing itself got wrong, from the example's walk (after every cause of
+    /// state — node, link, session, borrowed address — was ruled out): a pod packet sent
+    /// natively into a fabric without BGP, or a block some device never learned. The rest
+    /// (a loop, a tunnel endpoint the underlay cannot reach) stays "routing": no scenario
+    /// produces them (tests/routing.rs builds its loop by hand), so no cause names them yet.
+    fn routing(
+        &self,
+        facts: &GroupFacts<'_>,
+        dst: Option<&&PodRow>,
+        src_node: &str,
+        dst_node: &str,
+    ) -> (CauseKind, String) {
+        let g = facts.group;
+        let at = &g.stopped_at;
+        let fallback = (CauseKind::Routing, format!("{} at {at}", g.reason));
+        // Only a native packet's own destination is looked up where it stopped.
+        if g.reason != "no-route" || facts.stop.tunnelled {
+            return fallback;
+        }
+        let block = dst
+            .and_then(|d| d.block)
+            .map_or_else(|| "?".to_string(), |b| b.to_string());
+        let pool = dst
+            .and_then(|d| d.pool.clone())
+            .map_or_else(String::new, |p| format!(", pool {p}"));
+        let topo = self.topology;
+        let is_router = topo
+            .device_by_name(at)
+            .is_some_and(|d| !matches!(topo.device(d).kind, DeviceKind::Node(_)));
+        // A router of a fabric without BGP knows node subnets only: no pod packet that
+        // reaches one natively can be routed, whatever the nodes learned.
+        if is_router && !topo.fabric.bgp {
+            return (
+                CauseKind::NativeOverFabric,
+                format!(
+                    "{at} knows node subnets only and {src_node} sends {dst_node}'s block \
+                     {block}{pool} unencapsulated: encapsulate it (ipipMode/vxlanMode Always or \
+                     CrossSubnet) or peer the fabric (topology.fabric.bgp)"
+                ),
+            );
+        }
+        // A default route (towards the fabric, or out of it) is no route for the block.
+        let specific = |e: &Option<FibEntry>| {
+            e.as_ref().is_some_and(|e| {
+                e.prefix.prefix_len() > 0 && !matches!(e.action, Action::External(_))
+            })
+        };
+        if specific(&facts.stop.last_entry) {
+            return fallback;
+        }
+        // The first device without the block: the source's node when it fell back to its
+        // default route, else where the packet stopped.
+        let lacking = if specific(&facts.stop.first_entry) {
+            at.as_str()
+        } else {
+            src_node
+        };
+        // A group shares its reason and stopping point, not its destination block: the
+        // block is the example's.
         (
-            CauseKind::Routing,
-            format!("{} at {}", g.reason, g.stopped_at),
-            None,
+            CauseKind::BlockNotLearned,
+            format!(
+                "{lacking} has no route to the destination's block (e.g. {block} of \
+                 {dst_node}{pool}: {})",
+                self.sessions_of(dst_node)
+            ),
         )
+    }
+
+    /// Whether the owner of a block could have advertised it: `n-3 has no BGP session`, or
+    /// (its sessions being Established, the only state left here) that the block was not
+    /// exported or not passed on.
+    fn sessions_of(&self, node: &str) -> String {
+        let n = self
+            .sessions
+            .iter()
+            .filter(|s| s.a == node || s.b == node)
+            .count();
+        match n {
+            0 => format!("{node} has no BGP session"),
+            n => format!(
+                "{node} has {}, all Established, so the block is not exported or not passed on",
+                noun(n, "BGP session")
+            ),
+        }
     }
 }
 

@@ -155,6 +155,29 @@ pub fn load_with_overrides(
     loader.finish(path, text)
 }
 
+/// Loads one variant of `podnet sweep`: the scenario with `variant` (the swept fields) and
+/// `common` (`--expect`) set as [`load_with_overrides`] does. An expectation's `when:` may
+/// name only swept fields: any other has one value in every variant, so naming it is a
+/// mistake (a located error).
+pub fn load_variant(
+    path: &Path,
+    variant: &[(String, String)],
+    common: &[(String, String)],
+) -> Result<Scenario, Diagnostics> {
+    let mut loader = Loader {
+        overrides: variant.iter().chain(common).cloned().collect(),
+        swept: Some(
+            variant
+                .iter()
+                .map(|(p, _)| overrides::canonical_path(p).unwrap_or_else(|_| p.clone()))
+                .collect(),
+        ),
+        ..Loader::default()
+    };
+    let text = loader.read(path, None);
+    loader.finish(path, text)
+}
+
 struct Loader {
     sources: SourceMap,
     cx: Cx,
@@ -168,6 +191,26 @@ struct Loader {
     stack: Vec<PathBuf>,
     /// Fields to replace in the scenario file before decoding it (`podnet sweep`).
     overrides: Vec<(String, String)>,
+    /// `podnet sweep`: the swept fields, which alone an expectation's `when:` may name.
+    swept: Option<BTreeSet<String>>,
+}
+
+/// The values written in the scenario file `root` at every field the expectations' `when:`
+/// name (`Gathered::when_values`).
+fn when_values(
+    root: &yaml::YamlNode,
+    expect: &[(String, Loc<raw::RawExpectation>)],
+) -> BTreeMap<String, String> {
+    expect
+        .iter()
+        .filter_map(|(_, e)| e.value.when.as_ref())
+        .flat_map(|w| &w.value.0)
+        .filter_map(|(key, _)| {
+            let path = overrides::canonical_path(&key.value).ok()?;
+            let value = overrides::canonical_value(overrides::lookup(root, &path)?);
+            Some((path, value))
+        })
+        .collect()
 }
 
 impl Default for Loader {
@@ -180,6 +223,7 @@ impl Default for Loader {
             seen: BTreeMap::new(),
             stack: Vec::new(),
             overrides: Vec::new(),
+            swept: None,
         }
     }
 }
@@ -362,10 +406,9 @@ impl Loader {
             workloads: Vec::new(),
             events: Vec::new(),
             expect: Vec::new(),
+            when_values: BTreeMap::new(),
+            swept: self.swept.clone(),
         };
-        // The decoded lists move into `g`: the tree they came from is dropped, nothing is kept
-        // twice (the YAML budget charged it once).
-        drop(root);
         let mut raw = raw;
         self.collect(
             &mut g,
@@ -381,6 +424,10 @@ impl Loader {
         if let Some(include) = &raw.include {
             self.includes(path, include, &mut g);
         }
+        g.when_values = when_values(&root, &g.expect);
+        // The decoded lists moved into `g`: the tree they came from is dropped before
+        // building, nothing is kept twice (the YAML budget charged it once).
+        drop(root);
         g.raw = raw;
         build::build(g, &mut self.cx)
     }

@@ -120,6 +120,58 @@ pub fn apply(
     Err(format!("`{path}` names no field"))
 }
 
+/// `path` written the one way (`a.b[0].c`), so two spellings of one field compare equal.
+pub fn canonical_path(path: &str) -> Result<String, String> {
+    let mut out = String::new();
+    for step in parse_path(path)? {
+        match step {
+            Step::Key(k) if out.is_empty() => out.push_str(&k),
+            Step::Key(k) => {
+                out.push('.');
+                out.push_str(&k);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    Ok(out)
+}
+
+/// The node at `path` in `root`, `None` when the path leads to nothing written.
+pub fn lookup<'a>(root: &'a YamlNode, path: &str) -> Option<&'a YamlNode> {
+    let mut node = root;
+    for step in parse_path(path).ok()? {
+        node = match (step, &node.value) {
+            (Step::Key(key), Value::Map(entries)) => {
+                &entries.iter().find(|(k, _)| k.text == key)?.1
+            }
+            (Step::Index(i), Value::Seq(items)) => items.get(i)?,
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
+/// A value in one flow-style spelling, positions and layout aside (`26`, `true`, `10ms`,
+/// `{interval: 100ms, multiplier: 3}`, `[a, b]`): two values that decode alike compare equal
+/// when they are written alike, whatever the block or flow style.
+pub fn canonical_value(node: &YamlNode) -> String {
+    match &node.value {
+        Value::Null => "null".to_string(),
+        Value::Seq(items) => {
+            let items: Vec<String> = items.iter().map(canonical_value).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Map(entries) => {
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{}: {}", k.text, canonical_value(v)))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        _ => node.scalar_text().unwrap_or_default(),
+    }
+}
+
 /// Every node of an override's value is located at the override itself.
 fn relocate(node: &mut YamlNode, at: Pos) {
     node.pos = at;
@@ -214,6 +266,31 @@ mod tests {
                 .unwrap_err()
                 .contains("not valid YAML")
         );
+    }
+
+    #[test]
+    fn fields_are_found_and_compared_as_written() {
+        let root = tree(
+            "network:\n  blockSize: 26\nresources:\n- spec:\n    bfd: {interval: 1s, multiplier: 3}\n",
+        );
+        let found = |p: &str| lookup(&root, p).map(canonical_value);
+        assert_eq!(found("network.blockSize").as_deref(), Some("26"));
+        assert_eq!(
+            found("resources[0].spec.bfd").as_deref(),
+            Some("{interval: 1s, multiplier: 3}")
+        );
+        // Not written (a default, a missing item, a key under a scalar): nothing.
+        assert_eq!(found("network.mtu"), None);
+        assert_eq!(found("resources[1].spec"), None);
+        assert_eq!(found("network.blockSize.x"), None);
+        // A block-style value compares equal to its flow spelling.
+        let block = tree("a:\n  interval: 1s\n  multiplier: 3\n");
+        assert_eq!(
+            lookup(&block, "a").map(canonical_value).as_deref(),
+            Some("{interval: 1s, multiplier: 3}")
+        );
+        assert_eq!(canonical_path("a.b[0][1].c"), Ok("a.b[0][1].c".to_string()));
+        assert!(canonical_path("a..b").is_err());
     }
 
     #[test]

@@ -427,10 +427,12 @@ impl JsonSchema for PodSet {
 }
 
 raw_struct! {
-    /// One expectation: exactly one kind key, with an optional `name` and `at`.
+    /// One expectation: exactly one kind key, with an optional `name`, `at` and `when`.
     pub struct RawExpectation {
         name: String = "name",
         at: SimDuration = "at",
+        /// Applies only where these fields hold these values (`{network.blockSize: 26}`).
+        when: RawWhen = "when",
         pod: RawExpectPod = "pod",
         pods: RawExpectPods = "pods",
         pool: RawExpectPool = "pool",
@@ -543,6 +545,46 @@ raw_struct! {
         pod: String = "pod",
         ingress: Vec<Loc<String>> = "ingress",
         egress: Vec<Loc<String>> = "egress",
+    }
+}
+
+/// `when:` of an expectation: field paths (as `sweep --set` writes them) to the values they
+/// must hold, each key located; the paths are checked when building.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawWhen(pub Vec<(Loc<String>, YamlNode)>);
+
+impl Decode for RawWhen {
+    fn decode(node: &YamlNode, cx: &mut Cx) -> Option<RawWhen> {
+        let Value::Map(entries) = &node.value else {
+            cx.error(
+                node.pos,
+                format!(
+                    "expected a mapping of field paths to values ({{network.blockSize: 26}}), \
+                     found {}",
+                    node.value.kind_name()
+                ),
+            );
+            return None;
+        };
+        Some(RawWhen(
+            entries
+                .iter()
+                .map(|(k, v)| (Loc::new(k.text.clone(), k.pos), v.clone()))
+                .collect(),
+        ))
+    }
+}
+
+impl JsonSchema for RawWhen {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "When".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({
+            "description": "Field paths (as `sweep --set` writes them) to the values they must hold for the expectation to apply.",
+            "type": "object",
+            "additionalProperties": true
+        })
     }
 }
 

@@ -37,6 +37,26 @@ pub struct ExpectationResult {
     pub expected: String,
     pub actual: String,
     pub at_us: u64,
+    /// Why the expectation does not apply to this scenario (its `when:`); then it is neither
+    /// passed nor failed, and was not evaluated. Absent from the JSON when it applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
+}
+
+impl ExpectationResult {
+    /// Applies and does not hold: what counts against a run (exit codes, failure counts).
+    pub fn failed(&self) -> bool {
+        !self.passed && self.not_applicable.is_none()
+    }
+
+    /// `PASS`, `FAIL` or `N/A`, as `check` and `sweep --verbose` print it.
+    pub fn verdict_word(&self) -> &'static str {
+        match (self.passed, &self.not_applicable) {
+            (_, Some(_)) => "N/A",
+            (true, None) => "PASS",
+            (false, None) => "FAIL",
+        }
+    }
 }
 
 /// Evaluates every expectation. A name the expectation's snapshot lacks (a pod not created
@@ -59,6 +79,17 @@ pub fn evaluate(
         let at_us =
             e.at.unwrap_or(SimTime::from_nanos(snap.time_us * 1000))
                 .as_micros();
+        if let Some(why) = &e.not_applicable {
+            results.push(ExpectationResult {
+                name: e.name.clone(),
+                passed: false,
+                expected: format!("{} {}", e.check.kind(), e.check.summary()),
+                actual: "not evaluated".to_string(),
+                at_us,
+                not_applicable: Some(why.clone()),
+            });
+            continue;
+        }
         let (passed, expected, actual) = match check(&e.check, snap) {
             Ok(verdict) => verdict,
             Err(what) => (
@@ -76,6 +107,7 @@ pub fn evaluate(
             expected,
             actual,
             at_us,
+            not_applicable: None,
         });
     }
     results

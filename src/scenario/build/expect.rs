@@ -3,10 +3,18 @@
 
 use super::*;
 
+/// The expectations as written and what their `when:` is judged by: the scenario's fields as
+/// loaded and, in a sweep, the swept ones (`Gathered::when_values`, `Gathered::swept`).
+pub(super) struct Fields<'a> {
+    pub expect: &'a [(String, Loc<RawExpectation>)],
+    pub values: &'a BTreeMap<String, String>,
+    pub swept: Option<&'a BTreeSet<String>>,
+}
+
 impl Builder<'_> {
     pub(super) fn expectations(
         &mut self,
-        raw: &[(String, Loc<RawExpectation>)],
+        fields: &Fields,
         workloads: &[Workload],
         pool_names: &BTreeSet<String>,
         declared_pools: &BTreeMap<String, Pos>,
@@ -30,12 +38,13 @@ impl Builder<'_> {
         // (kind, summary, time), not its position, so inserting another expectation renames
         // nothing (JUnit test names stay stable); identical ones are numbered in order.
         let mut given: BTreeMap<String, usize> = BTreeMap::new();
-        for (path, ex) in raw {
+        for (path, ex) in fields.expect {
             self.cx.with_path_prefix(path, |cx| {
                 let mut b = Builder {
                     cx,
                     names: std::mem::take(&mut self.names),
                 };
+                let when = b.when(&ex.value, fields);
                 if let Some(check) = b.check(&ex.value, &refs) {
                     let at = ex.value.at.as_ref().map(|a| SimTime::ZERO + a.value);
                     let name = match &ex.value.name {
@@ -47,6 +56,11 @@ impl Builder<'_> {
                             if let Some(at) = at {
                                 name.push_str(&format!(" at {at}"));
                             }
+                            if !when.is_empty() {
+                                let conditions: Vec<String> =
+                                    when.iter().map(ToString::to_string).collect();
+                                name.push_str(&format!(" when {}", conditions.join(" ")));
+                            }
                             let seen = given.entry(name.clone()).or_default();
                             *seen += 1;
                             if *seen > 1 {
@@ -55,11 +69,68 @@ impl Builder<'_> {
                             name
                         }
                     };
-                    out.push(Expectation { name, at, check });
+                    // The first condition the scenario's own fields do not meet.
+                    let not_applicable =
+                        when.iter().find_map(|c| match fields.values.get(&c.path) {
+                            Some(v) if *v == c.value => None,
+                            Some(v) => Some(format!("when {c}; here {}={v}", c.path)),
+                            None => Some(format!("when {c}; {} is not written here", c.path)),
+                        });
+                    out.push(Expectation {
+                        name,
+                        at,
+                        check,
+                        when,
+                        not_applicable,
+                    });
                 }
                 self.names = b.names;
             });
         }
+        out
+    }
+
+    /// The `when:` conditions, each path checked: a field path (`overrides::canonical_path`),
+    /// named once, and in a sweep one of the swept fields. A bad entry is reported at its key
+    /// and left out.
+    fn when(&mut self, e: &RawExpectation, fields: &Fields) -> Vec<Condition> {
+        let Some(when) = &e.when else {
+            return Vec::new();
+        };
+        let mut out: Vec<Condition> = Vec::new();
+        self.cx.at_key("when", |cx| {
+            for (key, value) in &when.value.0 {
+                cx.at_key(&key.value, |cx| {
+                    let path = match overrides::canonical_path(&key.value) {
+                        Ok(path) => path,
+                        Err(message) => return cx.error(key.pos, message),
+                    };
+                    if out.iter().any(|c| c.path == path) {
+                        return cx.error(key.pos, format!("`{path}` is named twice"));
+                    }
+                    if let Some(swept) = fields.swept.filter(|s| !s.contains(&path)) {
+                        let hint = cx
+                            .suggest(&path, swept.iter().map(String::as_str))
+                            .map(|n| format!("; did you mean `{n}`?"))
+                            .unwrap_or_else(|| {
+                                let list: Vec<&str> = swept.iter().map(String::as_str).collect();
+                                format!("; the sweep varies {}", list.join(", "))
+                            });
+                        return cx.error(
+                            key.pos,
+                            format!(
+                                "`{path}` is not swept (no --set {path}=...), so it has one \
+                                 value in every variant{hint}"
+                            ),
+                        );
+                    }
+                    out.push(Condition {
+                        path,
+                        value: overrides::canonical_value(value),
+                    });
+                });
+            }
+        });
         out
     }
 

@@ -17,7 +17,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use ipnet::IpNet;
 
 use crate::model::action::{Action, AddNodes, DeletePods, ScheduledAction};
-use crate::model::expect::{Check, Expectation, PodSet, RouteTable};
+use crate::model::expect::{Check, Condition, Expectation, PodSet, RouteTable};
 use crate::model::network::{
     Bfd, Network, Profile, WindowsHns, WindowsReservation, WindowsReserve,
 };
@@ -30,6 +30,7 @@ use crate::model::workload::{ContainerPort, PortProtocol, Workload, WorkloadKind
 use crate::model::{Labels, TextEnum};
 use crate::scenario::decode::{Cx, LabelMap, Loc, StringMap};
 use crate::scenario::diag::Pos;
+use crate::scenario::overrides;
 use crate::scenario::pod_names::PodNames;
 use crate::scenario::raw::*;
 use crate::scenario::resource::Resource;
@@ -40,7 +41,7 @@ mod expect;
 mod nodes;
 mod topology;
 
-use expect::{declared_pools, possible_pools};
+use expect::{Fields, declared_pools, possible_pools};
 use nodes::{AddressCursor, automatic_labels, merge_calico_nodes, node_labels_message, nth_host};
 
 /// Everything gathered from the scenario file and its includes, before building.
@@ -50,6 +51,11 @@ pub struct Gathered {
     pub workloads: Vec<(String, Loc<RawWorkload>)>,
     pub events: Vec<(String, Loc<RawEvent>)>,
     pub expect: Vec<(String, Loc<RawExpectation>)>,
+    /// The value written in the scenario (after `sweep --set`) at each field an expectation's
+    /// `when:` names, by canonical path (`overrides::canonical_path`); absent: not written.
+    pub when_values: BTreeMap<String, String>,
+    /// `podnet sweep`: the swept fields (canonical paths), which alone `when:` may name.
+    pub swept: Option<BTreeSet<String>>,
 }
 
 /// Builds the scenario; `None` if any error was reported.
@@ -155,7 +161,11 @@ pub fn build(g: Gathered, cx: &mut Cx) -> Option<Scenario> {
         })
         .collect();
     let expectations = b.expectations(
-        &g.expect,
+        &Fields {
+            expect: &g.expect,
+            values: &g.when_values,
+            swept: g.swept.as_ref(),
+        },
         &workloads,
         &pool_names,
         &declared_pools,
