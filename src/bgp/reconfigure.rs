@@ -212,6 +212,8 @@ impl BgpEngine {
         }
 
         // Session lists follow; speakers with new peers re-evaluate what they advertise.
+        // Shared full-table views were computed from the old parameters (`engine/groups.rs`).
+        self.forget_table_views();
         let before = self.rebuild_lists();
         for (s, lists) in before.into_iter().enumerate() {
             let r = &self.rt[s];

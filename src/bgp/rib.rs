@@ -284,15 +284,19 @@ impl Advertised {
     pub fn same(a: &Option<Advertised>, b: &Option<Advertised>) -> bool {
         match (a, b) {
             (None, None) => true,
-            (Some(x), Some(y)) => {
-                x.key == y.key
-                    && x.exportable == y.exportable
-                    && (Arc::ptr_eq(&x.attrs, &y.attrs) || x.attrs == y.attrs)
-                    && x.paths.len() == y.paths.len()
-                    && x.paths.iter().zip(&y.paths[..]).all(|(p, q)| p.same(q))
-            }
+            (Some(x), Some(y)) => x.same_as(y),
             _ => false,
         }
+    }
+
+    /// [`Advertised::same`] for two advertisements.
+    pub fn same_as(&self, other: &Advertised) -> bool {
+        let (x, y) = (self, other);
+        x.key == y.key
+            && x.exportable == y.exportable
+            && (Arc::ptr_eq(&x.attrs, &y.attrs) || x.attrs == y.attrs)
+            && x.paths.len() == y.paths.len()
+            && x.paths.iter().zip(&y.paths[..]).all(|(p, q)| p.same(q))
     }
 
     /// What ADD-PATH sessions are offered: `paths`, or the best route under path id 0.

@@ -18,6 +18,7 @@ mod add_path;
 mod reconfigure;
 mod restart;
 mod statics;
+mod update_groups;
 
 /// One rack: its node count and each node's Calico settings.
 struct RackSpec {

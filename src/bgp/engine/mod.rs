@@ -58,6 +58,7 @@ use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, Topology};
 
 mod decide;
+mod groups;
 mod queries;
 mod receive;
 mod send;
@@ -256,6 +257,8 @@ pub(super) struct SpeakerRt {
     received: u64,
     /// Attributes exported per prefix, shared among sessions (`send.rs`).
     exports: send::ExportCache,
+    /// Full-table views per prefix and export profile (`groups.rs`).
+    table_views: groups::TableViews,
 }
 
 /// Why a session is being timed out.
@@ -337,6 +340,9 @@ pub struct BgpEngine {
     jitter: Option<Box<dyn TimerJitter>>,
     /// Graceful restart: stale routes kept by helpers, kernel tables of restarting speakers.
     pub(super) restart: GracefulRestart,
+    /// Whether sessions with the same export profile share export computations
+    /// (`groups.rs`); off only for the property test's per-session reference.
+    update_groups: bool,
 }
 
 impl BgpEngine {
@@ -388,6 +394,7 @@ impl BgpEngine {
             ibgp_local_pref: None,
             jitter: None,
             restart: GracefulRestart::default(),
+            update_groups: true,
         }
     }
 
@@ -425,6 +432,7 @@ impl BgpEngine {
     /// [`super::config::CALICO_IBGP_LOCAL_PREF`]); set before [`BgpEngine::start`].
     pub fn set_ibgp_local_pref(&mut self, local_pref: Option<u32>) {
         self.ibgp_local_pref = local_pref;
+        self.forget_table_views();
     }
 
     pub fn set_log_options(&mut self, options: LogOptions) {
@@ -784,6 +792,7 @@ impl BgpEngine {
         r.flush_scheduled = false;
         r.rib.clear();
         r.exports.clear();
+        r.table_views = groups::TableViews::default();
     }
 
     pub(super) fn insert_local(

@@ -25,6 +25,7 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
+use super::groups::{Change, GroupViews};
 use super::{
     Arrivals, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update, UpdateBody, VISIT_ALL,
     VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
@@ -247,38 +248,57 @@ impl BgpEngine {
         adv: Option<&Advertised>,
         exports: &mut ExportCache,
     ) -> View {
+        let to = self.export_session(x, side);
+        self.sourced_view(s, &to, self.add_paths(x), p, adv, exports)
+            .into_iter()
+            .map(|(id, a, _)| (id, a))
+            .collect()
+    }
+
+    /// [`BgpEngine::view`] for the receiving end `to` (with or without ADD-PATH), each path
+    /// with the source it was learned from. `to.id` may name no session
+    /// (`groups::ANY_SESSION`): then no path is held back as learned on it, which is the
+    /// view every session of that export profile shares but for the paths it provided.
+    pub(super) fn sourced_view(
+        &self,
+        s: SpeakerId,
+        to: &ExportSession,
+        add_paths: bool,
+        p: PrefixId,
+        adv: Option<&Advertised>,
+        exports: &mut ExportCache,
+    ) -> SourcedView {
         let Some(adv) = adv.filter(|a| a.exportable) else {
-            return View::new();
+            return SourcedView::new();
         };
-        if !self.add_paths(x) {
+        if !add_paths {
+            let source = adv.key.source;
             return self
-                .export_one(s, x, side, p, adv.key.source, &adv.attrs, exports)
-                .map(|a| (PathId(0), a))
+                .export_one(s, to, p, source, &adv.attrs, exports)
+                .map(|a| (PathId(0), a, source))
                 .into_iter()
                 .collect();
         }
-        let mut view: View = adv
+        let mut view: SourcedView = adv
             .offered()
             .filter_map(|(key, id, attrs)| {
-                let a = self.export_one(s, x, side, p, key.source, attrs, exports)?;
-                Some((id, a))
+                let a = self.export_one(s, to, p, key.source, attrs, exports)?;
+                Some((id, a, key.source))
             })
             .collect();
-        view.sort_unstable_by_key(|(id, _)| *id);
+        view.sort_unstable_by_key(|(id, _, _)| *id);
         view
     }
 
     /// The attributes speaker `s` sends for its route `attrs` learned from `source` (a
-    /// candidate for `p`) on session `x` (its side `side`), or `None` if the export rules
-    /// keep it back. `exports` is the speaker's [`ExportCache`] (taken out of its
-    /// [`SpeakerRt`] for the call): sessions with the same export inputs share one `Arc`,
-    /// within one flush and across full tables sent later.
-    #[allow(clippy::too_many_arguments)]
+    /// candidate for `p`) to the receiving end `to`, or `None` if the export rules keep it
+    /// back. `exports` is the speaker's [`ExportCache`] (taken out of its [`SpeakerRt`] for
+    /// the call): sessions with the same export inputs share one `Arc`, within one flush and
+    /// across full tables sent later.
     pub(super) fn export_one(
         &self,
         s: SpeakerId,
-        x: SessionId,
-        side: usize,
+        to: &ExportSession,
         p: PrefixId,
         source: RouteSource,
         attrs: &Attrs,
@@ -295,7 +315,7 @@ impl BgpEngine {
             self.class_of(s, source),
             learned_on,
             attrs,
-            &self.export_session(x, side),
+            to,
         )
         .ok()?;
         let learned_from = match learned_on {
@@ -385,14 +405,29 @@ impl BgpEngine {
                 .flat_map(|(_, l)| l.iter().copied())
                 .filter(|x| self.sessions[x.index()].state == SessionState::Established)
                 .collect();
+            // Update groups (`groups.rs`): one computation per export profile.
+            let mut groups = GroupViews::new(old.as_ref(), new.as_ref());
             for x in targets {
                 let Some(side) = self.sessions[x.index()].side_of(s) else {
                     continue;
                 };
-                let v_old = self.view(s, x, side, p, old.as_ref(), &mut exports);
-                let v_new = self.view(s, x, side, p, new.as_ref(), &mut exports);
-                for (path, e_old, e_new) in changes(v_old, v_new) {
-                    self.queue_change(now, x, side, (p, path), e_old, e_new, &mut batches, out);
+                let own;
+                let shared = if self.update_groups && !groups.alone(x) {
+                    let profile = self.export_profile(x, side);
+                    match groups.get(&profile) {
+                        Some(c) => c,
+                        None => {
+                            let c = self.changes_for(s, x, side, p, (&old, &new), &mut exports);
+                            groups.put(profile, c)
+                        }
+                    }
+                } else {
+                    own = self.changes_for(s, x, side, p, (&old, &new), &mut exports);
+                    &own[..]
+                };
+                for (path, e_old, e_new) in shared {
+                    let (e_old, e_new) = (e_old.clone(), e_new.clone());
+                    self.queue_change(now, x, side, (p, *path), e_old, e_new, &mut batches, out);
                 }
             }
         }
@@ -409,6 +444,22 @@ impl BgpEngine {
             last = Some(body);
         }
         self.dispatch(arrivals, out);
+    }
+
+    /// What changes for session `x` (speaker `s` at side `side`) when `s`'s advertisement of
+    /// `p` goes from `old` to `new`.
+    fn changes_for(
+        &self,
+        s: SpeakerId,
+        x: SessionId,
+        side: usize,
+        p: PrefixId,
+        (old, new): (&Option<Advertised>, &Option<Advertised>),
+        exports: &mut ExportCache,
+    ) -> Vec<Change> {
+        let v_old = self.view(s, x, side, p, old.as_ref(), exports);
+        let v_new = self.view(s, x, side, p, new.as_ref(), exports);
+        changes(v_old, v_new)
     }
 
     /// Decides whether one path's change (a prefix and path id) goes to one peer now, is
@@ -531,6 +582,26 @@ impl BgpEngine {
                     add(*p, d.advertised.as_deref());
                 }
             }
+        } else if self.update_groups {
+            // Update groups (`groups.rs`): the profile's shared view, minus the paths
+            // learned on `x` itself (the only paths `x` would not be sent).
+            let (any, add_paths, profile) = self.shared_end(x, side);
+            let mut tables = std::mem::take(&mut self.rt[s.index()].table_views);
+            let r = &self.rt[s.index()];
+            for (p, d) in r.rib.destinations.iter() {
+                let Some(adv) = d.advertised.as_deref() else {
+                    continue;
+                };
+                let view = tables.get_or_compute(p, profile, adv, || {
+                    self.sourced_view(s, &any, add_paths, p, Some(adv), &mut exports)
+                });
+                for (path, a, source) in view {
+                    if *source != RouteSource::Peer(x) {
+                        batch.announced.push((p, *path, a.clone()));
+                    }
+                }
+            }
+            self.rt[s.index()].table_views = tables;
         } else {
             for (p, d) in r.rib.destinations.iter() {
                 add(p, d.advertised.as_deref());
@@ -719,8 +790,11 @@ impl Batches {
 /// entry (id 0) on a session without ADD-PATH.
 pub(super) type View = SmallVec<[(PathId, Attrs); 1]>;
 
+/// A [`View`] with the source each path was learned from.
+pub(super) type SourcedView = SmallVec<[(PathId, Attrs, RouteSource); 1]>;
+
 /// Every path id in `old` or `new` whose attributes differ: (id, before, after).
-fn changes(old: View, new: View) -> Vec<(PathId, Option<Attrs>, Option<Attrs>)> {
+fn changes(old: View, new: View) -> Vec<Change> {
     let mut out = Vec::new();
     let (mut old, mut new) = (old.into_iter().peekable(), new.into_iter().peekable());
     loop {
