@@ -926,6 +926,52 @@ fn a_fabric_link_down_drops_its_session_at_once_and_routes_move() {
 }
 
 #[test]
+fn a_split_fabric_re_decides_at_the_routers_only() {
+    // Two racks of three nodes, each node eBGP to its ToR (as-per-rack), the ToRs to the
+    // spine; every node originates its block, so each of the 9 speakers ends with 6 prefixes.
+    // tor-r0–spine down splits the fabric in two components. A Calico node resolves every
+    // next hop through its default route (REFERENCE §4: BIRD `gateway recursive` over the
+    // kernel table), and each node has one next hop per prefix (its ToR), so no node's
+    // decision can change: only the 3 routers re-decide their learned prefixes, at most
+    // 3 × 6 = 18 decisions (re-deciding every speaker would add the nodes' 6 × 5 = 30).
+    let per_node = |r: usize, i: usize| NodeBgp {
+        as_number: Some(64600 + 10 * r as u32 + i as u32),
+        ..NodeBgp::default()
+    };
+    let rack = || RackSpec {
+        nodes: 3,
+        node_bgp: per_node,
+    };
+    let t = topology(&[rack(), rack()], true);
+    let mut net = Net::new(
+        t,
+        &no_mesh(),
+        &as_per_rack_peers(),
+        TimerProfile::CalicoBird,
+    );
+    for r in 0..2 {
+        for i in 0..3 {
+            net.originate(&format!("r{r}n{i}"), &block(r, i));
+        }
+    }
+    net.run_until(secs(5));
+    assert!(net.best("r1n2", &block(0, 0)).is_some());
+    let (tor, spine) = (net.dev("tor-r0"), net.dev("spine-z-1"));
+    let link = net.topology.link_between(tor, spine).unwrap();
+    net.topology.set_link_up(link, false);
+    let topo = net.topology.clone();
+    let before = net.engine.decisions;
+    let evs = net.engine.link_changed(net.now, &topo);
+    let spent = net.engine.decisions - before;
+    assert!(spent > 0 && spent <= 18, "{spent} decisions");
+    // Nothing was missed: deciding everything again changes no best route.
+    assert_eq!(net.engine.redecide_everything(net.now), 0);
+    net.push(evs);
+    net.run_until(secs(6));
+    assert!(net.best("r1n2", &block(0, 0)).is_none(), "withdrawn");
+}
+
+#[test]
 fn a_busy_reflector_processes_one_message_at_a_time() {
     let mut net = reflected(9, true);
     net.run_until(secs(5));

@@ -106,6 +106,19 @@ pub fn policy_reachability(
     to: &[PodKey],
     packets: Option<&[Packet]>,
 ) -> PolicyReach {
+    policy_reachability_in(&Prepared::new(dp), dp, policing, from, to, packets)
+}
+
+/// [`policy_reachability`] with the dataplane's shared routing setup already done (`prep`
+/// must be [`Prepared::new`] of `dp`), for many computations over subsets of the pods.
+pub fn policy_reachability_in(
+    prep: &Prepared,
+    dp: &Dataplane,
+    policing: &Policing<'_>,
+    from: &[PodKey],
+    to: &[PodKey],
+    packets: Option<&[Packet]>,
+) -> PolicyReach {
     let known = |keys: &[PodKey]| {
         let mut v: Vec<&PodInfo> = keys.iter().filter_map(|k| dp.pod(*k)).collect();
         v.sort_by_key(|p| p.key);
@@ -200,10 +213,7 @@ pub fn policy_reachability(
 
     // Every other pair: routing once per (source cohort, destination class), tallied per
     // pair of policy classes.
-    let prep = Prepared::new(dp);
-    for t in route(&prep, dp, &clean_from, &clean_to, || {
-        ClassTally::new(&judge)
-    }) {
+    for t in route(prep, dp, &clean_from, &clean_to, || ClassTally::new(&judge)) {
         out.merge(t.out);
     }
 

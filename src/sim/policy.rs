@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use super::World;
 use crate::forwarding::connect::{ConnectionVerdict, Denial, Policing, PolicyInputs};
-use crate::forwarding::policy_reach::policy_reachability;
+use crate::forwarding::policy_reach::policy_reachability_in;
+use crate::forwarding::reach::Prepared;
 use crate::forwarding::{Attachment, Dataplane, PodKey};
 use crate::model::Labels;
 use crate::model::network::{Network, PolicyMode};
@@ -132,48 +133,71 @@ pub fn pairs_between(
     to: &[PodKey],
     packet: Option<Packet>,
 ) -> Pairs {
-    let Some(inputs) = policy else {
-        let r = crate::forwarding::reach::reachability(dp, from, to);
-        return Pairs {
+    PairCounter::new(dp, policy).between(from, to, packet)
+}
+
+/// Counts pairs between many subsets of one snapshot's pods (the heatmap's cells) with the
+/// routing setup and the policy in force prepared once.
+pub struct PairCounter<'a> {
+    dp: &'a Dataplane,
+    prep: Prepared,
+    policing: Option<Policing<'a>>,
+}
+
+impl<'a> PairCounter<'a> {
+    pub fn new(dp: &'a Dataplane, policy: Option<&'a PolicyInputs>) -> PairCounter<'a> {
+        PairCounter {
+            dp,
+            prep: Prepared::new(dp),
+            policing: policy.map(Policing::new),
+        }
+    }
+
+    /// [`pairs_between`] over the prepared snapshot.
+    pub fn between(&self, from: &[PodKey], to: &[PodKey], packet: Option<Packet>) -> Pairs {
+        let (dp, prep) = (self.dp, &self.prep);
+        let Some(pol) = &self.policing else {
+            let r = crate::forwarding::reach::reachability_in(prep, dp, from, to);
+            return Pairs {
+                pairs: r.pairs,
+                reachable: r.reachable,
+                groups: r
+                    .unreachable
+                    .into_iter()
+                    .map(|g| PairGroup {
+                        reason: g.reason.as_str(),
+                        stopped_at: g.stopped_at,
+                        count: g.count,
+                        example: g.example,
+                        denial: None,
+                    })
+                    .collect(),
+            };
+        };
+        let packets = packet.map(|p| [p]);
+        let r = policy_reachability_in(prep, dp, pol, from, to, packets.as_ref().map(|p| &p[..]));
+        Pairs {
             pairs: r.pairs,
-            reachable: r.reachable,
+            reachable: r.some_packets,
             groups: r
-                .unreachable
+                .blocked
                 .into_iter()
-                .map(|g| PairGroup {
-                    reason: g.reason.as_str(),
-                    stopped_at: g.stopped_at,
-                    count: g.count,
-                    example: g.example,
-                    denial: None,
+                .filter_map(|g| {
+                    let (reason, stopped_at, denial) = match g.verdict {
+                        ConnectionVerdict::Delivered => return None,
+                        ConnectionVerdict::Dropped { reason, at } => (reason.as_str(), at, None),
+                        ConnectionVerdict::PolicyDenied(d) => ("policy-denied", d.at, Some(d)),
+                    };
+                    Some(PairGroup {
+                        reason,
+                        stopped_at,
+                        count: g.count,
+                        example: g.example,
+                        denial,
+                    })
                 })
                 .collect(),
-        };
-    };
-    let pol = Policing::new(inputs);
-    let packets = packet.map(|p| [p]);
-    let r = policy_reachability(dp, &pol, from, to, packets.as_ref().map(|p| &p[..]));
-    Pairs {
-        pairs: r.pairs,
-        reachable: r.some_packets,
-        groups: r
-            .blocked
-            .into_iter()
-            .filter_map(|g| {
-                let (reason, stopped_at, denial) = match g.verdict {
-                    ConnectionVerdict::Delivered => return None,
-                    ConnectionVerdict::Dropped { reason, at } => (reason.as_str(), at, None),
-                    ConnectionVerdict::PolicyDenied(d) => ("policy-denied", d.at, Some(d)),
-                };
-                Some(PairGroup {
-                    reason,
-                    stopped_at,
-                    count: g.count,
-                    example: g.example,
-                    denial,
-                })
-            })
-            .collect(),
+        }
     }
 }
 

@@ -100,6 +100,10 @@ impl BgpEngine {
         before: Option<(RouteKey, Attrs)>,
         out: &mut Scheduled,
     ) {
+        #[cfg(test)]
+        {
+            self.decisions += 1;
+        }
         let changed = self.deciding(s, |rib, ctx| {
             // Not `get_mut`: a destination whose last candidate was just removed is empty,
             // and its best route going away is the change to record.

@@ -343,6 +343,9 @@ pub struct BgpEngine {
     /// Whether sessions with the same export profile share export computations
     /// (`groups.rs`); off only for the property test's per-session reference.
     update_groups: bool,
+    /// Decisions run so far (tests measure what an event costs).
+    #[cfg(test)]
+    pub(crate) decisions: u64,
 }
 
 impl BgpEngine {
@@ -395,6 +398,8 @@ impl BgpEngine {
             jitter: None,
             restart: GracefulRestart::default(),
             update_groups: true,
+            #[cfg(test)]
+            decisions: 0,
         }
     }
 
@@ -734,10 +739,15 @@ impl BgpEngine {
             }
         }
         // Next hops may have become (un)resolvable or nearer: re-decide where that matters.
+        // Nearer matters only between different next hops. Unresolvable matters only at a
+        // router when the components changed: a Calico node resolves every next hop through
+        // its default route (`resolvable` in decide.rs), so a split fabric changes nothing in
+        // its decisions, and a link event costs the routers' tables, not n² node decisions.
         for s in 0..self.speakers.len() {
             if !self.rt[s].up {
                 continue;
             }
+            let resolvability_changed = components_changed && self.speakers[s].node.is_none();
             let affected: Vec<PrefixId> = self.rt[s]
                 .rib
                 .destinations
@@ -747,7 +757,7 @@ impl BgpEngine {
                     match hops.next() {
                         None => false,
                         Some(first) => {
-                            components_changed
+                            resolvability_changed
                                 || hops.any(|r| r.attrs.next_hop != first.attrs.next_hop)
                         }
                     }
@@ -761,6 +771,29 @@ impl BgpEngine {
             }
         }
         out
+    }
+
+    /// Re-runs the decision process for every prefix of every speaker that is up and returns
+    /// how many best routes changed: 0 when every decision the inputs call for was made (the
+    /// oracle of `link_changed`'s selective re-decision).
+    #[cfg(test)]
+    pub(crate) fn redecide_everything(&mut self, now: SimTime) -> usize {
+        let mut changed = 0;
+        for s in 0..self.speakers.len() {
+            if !self.rt[s].up {
+                continue;
+            }
+            let prefixes: Vec<PrefixId> =
+                self.rt[s].rib.destinations.iter().map(|(p, _)| p).collect();
+            for p in prefixes {
+                let s = SpeakerId(s as u32);
+                let before = self.best_of(s, p);
+                let mut out = Vec::new();
+                self.decide(now, s, p, before.clone(), &mut out);
+                changed += usize::from(self.best_of(s, p) != before);
+            }
+        }
+        changed
     }
 
     // ----- speakers -----

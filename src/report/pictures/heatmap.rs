@@ -18,6 +18,7 @@ use super::svg::{Anchor, BAD, GOOD, INK, LINE, MUTED, Svg, TextStyle, shorten};
 use crate::forwarding::connect::PolicyInputs;
 use crate::forwarding::{Dataplane, PodKey};
 use crate::report::Report;
+use crate::sim::policy::PairCounter;
 
 /// One row and column per rack up to this many racks, per zone above.
 pub const RACK_LIMIT: usize = 24;
@@ -69,6 +70,9 @@ pub fn matrix(report: &Report, dp: &Dataplane, policy: Option<&PolicyInputs>) ->
             members[i].push(p.key);
         }
     }
+    // The routing setup (atoms over every table) and the policy engine once for all cells,
+    // so each cell costs its own walks only.
+    let counter = PairCounter::new(dp, policy);
     let cells = members
         .iter()
         .map(|from| {
@@ -78,7 +82,7 @@ pub fn matrix(report: &Report, dp: &Dataplane, policy: Option<&PolicyInputs>) ->
                     if from.is_empty() || to.is_empty() {
                         (0, 0)
                     } else {
-                        let p = crate::sim::policy::pairs_between(dp, policy, from, to, None);
+                        let p = counter.between(from, to, None);
                         (p.pairs, p.reachable)
                     }
                 })
