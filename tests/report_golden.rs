@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use podnet::report::charts::{self, Chart, ChartInputs};
-use podnet::report::unreachable::{PairExample, UnreachableGroup};
+use podnet::report::unreachable::{PairExample, UnreachableRow};
 use podnet::report::{Report, Summary, TopologySummary, dot, events_jsonl, html, markdown};
 use podnet::scenario;
 use podnet::sim::expect::evaluate;
@@ -237,7 +237,7 @@ fn an_empty_cluster_renders_without_panicking() {
 #[test]
 fn unreachable_pairs_are_shown_when_given() {
     let report = empty_report();
-    let groups = [UnreachableGroup {
+    let groups = [UnreachableRow {
         reason: "no route to 192.168.17.0/26".to_string(),
         stopped_at: "tor-rack-b1".to_string(),
         count: 12,

@@ -8,7 +8,7 @@
 //!
 //! Path attributes are immutable and shared (`Arc`): a reflector that sends one route to a
 //! thousand clients builds its attributes once, and every client's Adj-RIB-In points at them.
-//! Prefixes are interned ([`PrefixId`]) so RIB keys are small integers.
+//! PrefixTable are interned ([`PrefixId`]) so RIB keys are small integers.
 //!
 //! The Adj-RIB-Out is not stored per peer: what a peer holds is a pure function of the route
 //! last advertised for the prefix ([`Advertised`]) and the session (the export policy), so the
@@ -40,12 +40,12 @@ impl PrefixId {
 
 /// The interning table of prefixes; ids are given in first-seen order.
 #[derive(Clone, Debug, Default)]
-pub struct Prefixes {
+pub struct PrefixTable {
     ids: HashMap<IpNet, PrefixId>,
     nets: Vec<IpNet>,
 }
 
-impl Prefixes {
+impl PrefixTable {
     pub fn intern(&mut self, net: IpNet) -> PrefixId {
         let net = net.trunc();
         if let Some(&id) = self.ids.get(&net) {
@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn prefixes_are_interned_once_in_first_seen_order() {
-        let mut p = Prefixes::default();
+        let mut p = PrefixTable::default();
         let a = p.intern("10.0.0.0/26".parse().unwrap());
         let b = p.intern("10.0.0.64/26".parse().unwrap());
         // Host bits are truncated, as BGP carries prefixes.

@@ -10,7 +10,7 @@ use super::{Format, TraceArgs, exit};
 use crate::forwarding::connect::{
     Connection, ConnectionVerdict, Policing, PolicyCheck, connect, packet_for, verdict_text,
 };
-use crate::forwarding::{Action, FibEntry, Source};
+use crate::forwarding::{FibAction, FibEntry, Source};
 use crate::model::TextEnum;
 use crate::model::expect::{PortRef, Probe, ProbeProtocol};
 use crate::policy::eval::{Packet, explain_lines};
@@ -196,12 +196,12 @@ pub(super) fn name(snap: &Snapshot, d: crate::model::topology::DeviceId) -> Stri
 /// An entry as `ip route` would show it.
 pub fn entry_text(snap: &Snapshot, e: &FibEntry) -> String {
     match &e.action {
-        Action::Local(_) => format!("{} dev cali (local pod)", e.prefix),
-        Action::Connected(_) => format!("{} dev eth0 scope link", e.prefix),
-        Action::Via { next_hop, device } => {
+        FibAction::Local(_) => format!("{} dev cali (local pod)", e.prefix),
+        FibAction::Connected(_) => format!("{} dev eth0 scope link", e.prefix),
+        FibAction::Via { next_hop, device } => {
             format!("{} via {next_hop} ({})", e.prefix, name(snap, *device))
         }
-        Action::Tunnel {
+        FibAction::Tunnel {
             encap,
             remote,
             device,
@@ -213,8 +213,8 @@ pub fn entry_text(snap: &Snapshot, e: &FibEntry) -> String {
                 tunnel_dev(encap.as_str())
             )
         }
-        Action::Blackhole => format!("blackhole {}", e.prefix),
-        Action::External(i) => format!(
+        FibAction::Blackhole => format!("blackhole {}", e.prefix),
+        FibAction::External(i) => format!(
             "{} dev uplink (out of the fabric to external {})",
             e.prefix,
             snap.externals

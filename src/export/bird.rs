@@ -32,7 +32,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use crate::bgp::{BgpEngine, Peer, SessionSource, Speaker};
-use crate::forwarding::{Action, Origin};
+use crate::forwarding::{FibAction, Origin};
 use crate::ipam::calico::{EncapMode, IpPool};
 use crate::model::network::{Bfd, TimerProfile};
 use crate::model::time::SimDuration;
@@ -149,7 +149,7 @@ pub fn render(
             .into_iter()
             .filter(|e| e.origin == Origin::Fabric)
             .filter_map(|e| match e.action {
-                Action::Via { next_hop, .. } => Some((e.prefix, next_hop)),
+                FibAction::Via { next_hop, .. } => Some((e.prefix, next_hop)),
                 _ => None,
             })
             .collect();

@@ -20,7 +20,7 @@
 use std::net::IpAddr;
 
 use super::dataplane::Dataplane;
-use super::fib::{Action, FibEntry, Origin};
+use super::fib::{FibAction, FibEntry, Origin};
 use crate::model::hash::{hash_of, splitmix64};
 use crate::model::topology::DeviceId;
 
@@ -28,7 +28,7 @@ use crate::model::topology::DeviceId;
 /// resolves to a neighbour, the entry's own first; empty for an entry that does not forward
 /// to a neighbour (local, blackhole, out of the fabric, a tunnel).
 pub fn branches(dp: &Dataplane, device: DeviceId, entry: &FibEntry) -> Vec<DeviceId> {
-    let Action::Via { device: first, .. } = entry.action else {
+    let FibAction::Via { device: first, .. } = entry.action else {
         return Vec::new();
     };
     let mut out = vec![first];

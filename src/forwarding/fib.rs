@@ -46,7 +46,7 @@ impl Encap {
 
 /// What a FIB entry does with a packet, as seen from one device (learned routes resolved).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Action {
+pub enum FibAction {
     /// A pod on this node.
     Local(PodKey),
     /// On-link: the rack segment; the packet goes to whichever device (or Spiderpool pod)
@@ -97,7 +97,7 @@ pub enum Origin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FibEntry {
     pub prefix: IpNet,
-    pub action: Action,
+    pub action: FibAction,
     pub origin: Origin,
     /// For learned routes: the route's own next hop (a BGP NEXT_HOP), before resolution.
     pub learned_next_hop: Option<IpAddr>,

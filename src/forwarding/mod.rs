@@ -40,6 +40,6 @@ pub(crate) mod testutil;
 pub use dataplane::{
     Attachment, Dataplane, DataplaneBuilder, ExternalInfo, PodInfo, PoolEncap, SharedTableId,
 };
-pub use fib::{Action, Encap, FibEntry, Origin, PodKey};
+pub use fib::{Encap, FibAction, FibEntry, Origin, PodKey};
 pub use reach::{Reachability, UnreachableGroup, all_pairs, reachability};
 pub use walk::{HOP_LIMIT, Hop, Outer, Reason, Source, Trace, Verdict, trace};

@@ -22,7 +22,7 @@ use std::net::IpAddr;
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 
 use super::dataplane::{Attachment, Dataplane, Owner, PodInfo};
-use super::fib::{Action, Encap, FibEntry, Origin, PodKey};
+use super::fib::{Encap, FibAction, FibEntry, Origin, PodKey};
 use crate::model::topology::{DeviceId, RackId};
 
 /// How many times a packet may be handed from one device to the next.
@@ -215,13 +215,15 @@ pub(crate) fn process(
                 return p;
             };
             let step = match entry.action {
-                Action::Local(_) => Step::Delivered,
-                Action::Blackhole => Step::Stop(Reason::Blackhole),
+                FibAction::Local(_) => Step::Delivered,
+                FibAction::Blackhole => Step::Stop(Reason::Blackhole),
                 // Out of the fabric: the packet has left the cluster, which delivers it only
                 // when it is for the outside (an address of the cluster sent out is lost).
-                Action::External(_) if !class && dp.is_external_destination(dst) => Step::Delivered,
-                Action::External(_) => Step::Stop(Reason::NoRoute),
-                Action::Connected(rack) => match dp.owner(rack, dst) {
+                FibAction::External(_) if !class && dp.is_external_destination(dst) => {
+                    Step::Delivered
+                }
+                FibAction::External(_) => Step::Stop(Reason::NoRoute),
+                FibAction::Connected(rack) => match dp.owner(rack, dst) {
                     Some(Owner::Device(o)) => Step::Forward {
                         next: o,
                         mode: Mode::Native,
@@ -234,11 +236,11 @@ pub(crate) fn process(
                     },
                     None => Step::Stop(Reason::NoRoute),
                 },
-                Action::Via { device: next, .. } => Step::Forward {
+                FibAction::Via { device: next, .. } => Step::Forward {
                     next,
                     mode: Mode::Native,
                 },
-                Action::Tunnel { encap, remote, .. } => {
+                FibAction::Tunnel { encap, remote, .. } => {
                     let outer = Outer {
                         encap,
                         src: own.unwrap_or(remote),
@@ -278,19 +280,19 @@ fn outer_step(dp: &Dataplane, device: DeviceId, outer: Outer) -> Step {
         return Step::Stop(Reason::NoRoute);
     };
     match entry.action {
-        Action::Connected(rack) => match dp.owner(rack, outer.dst) {
+        FibAction::Connected(rack) => match dp.owner(rack, outer.dst) {
             Some(Owner::Device(o)) if o != device => Step::Forward {
                 next: o,
                 mode: Mode::Outer(outer),
             },
             _ => Step::Stop(Reason::NoRoute),
         },
-        Action::Via { device: next, .. } => Step::Forward {
+        FibAction::Via { device: next, .. } => Step::Forward {
             next,
             mode: Mode::Outer(outer),
         },
-        Action::Blackhole => Step::Stop(Reason::Blackhole),
-        Action::Local(_) | Action::Tunnel { .. } | Action::External(_) => {
+        FibAction::Blackhole => Step::Stop(Reason::Blackhole),
+        FibAction::Local(_) | FibAction::Tunnel { .. } | FibAction::External(_) => {
             Step::Stop(Reason::NoRoute)
         }
     }
@@ -313,7 +315,7 @@ pub(crate) fn pod_table_step(dp: &Dataplane, pod: &PodInfo, dst: IpAddr, class: 
     };
     let entry_on_link = FibEntry {
         prefix: rack.subnet,
-        action: Action::Connected(pod.rack),
+        action: FibAction::Connected(pod.rack),
         origin: Origin::PodTable,
         learned_next_hop: None,
     };
@@ -353,7 +355,7 @@ pub(crate) fn pod_table_step(dp: &Dataplane, pod: &PodInfo, dst: IpAddr, class: 
             },
             FibEntry {
                 prefix: default_route(gateway),
-                action: Action::Via {
+                action: FibAction::Via {
                     next_hop: gateway,
                     device: o,
                 },

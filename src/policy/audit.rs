@@ -166,7 +166,7 @@ pub struct PodPolicies {
 /// What policy allows from one workload to another (report.json `connectivity`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Connection {
+pub struct ConnectivityRow {
     pub from: String,
     pub to: String,
     /// Ordered pairs of distinct pods between the two.
@@ -182,7 +182,7 @@ pub struct Connection {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Audit {
     pub policy: PolicyAudit,
-    pub connectivity: Vec<Connection>,
+    pub connectivity: Vec<ConnectivityRow>,
 }
 
 /// A pod as the audit sees it: its group (`namespace/workload`), node and what policy sees of
@@ -573,7 +573,7 @@ fn connectivity(
     groups: &[BTreeMap<&str, u64>],
     allowed_by_classes: &[((usize, usize), Vec<bool>)],
     local: &BTreeMap<(usize, usize), GroupPairs<'_>>,
-) -> Vec<Connection> {
+) -> Vec<ConnectivityRow> {
     struct Acc {
         pairs: u64,
         every: Vec<bool>,
@@ -621,7 +621,7 @@ fn connectivity(
                 .zip(&acc.every)
                 .map(|(s, e)| *s && !*e)
                 .collect();
-            Connection {
+            ConnectivityRow {
                 from: from.to_string(),
                 to: to.to_string(),
                 pairs: acc.pairs,

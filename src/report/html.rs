@@ -9,7 +9,7 @@ use super::Report;
 use super::charts::Chart;
 use super::markup::escape;
 use super::sections::{self, Block, Metric, Table, Tone};
-use super::unreachable::UnreachableGroup;
+use super::unreachable::UnreachableRow;
 
 /// Plain, print-friendly styling; system fonts only.
 const CSS: &str = "\
@@ -47,11 +47,7 @@ footer{margin-top:40px;font-size:12px;color:var(--muted)}
 
 /// Renders the page. `charts` are inlined; `unreachable` is `None` until reachability is
 /// computed.
-pub fn render(
-    report: &Report,
-    charts: &[Chart],
-    unreachable: Option<&[UnreachableGroup]>,
-) -> String {
+pub fn render(report: &Report, charts: &[Chart], unreachable: Option<&[UnreachableRow]>) -> String {
     let title = sections::title(report);
     let sections = sections::sections(report, unreachable);
     let mut out =

@@ -10,15 +10,11 @@
 use super::Report;
 use super::charts::Chart;
 use super::sections::{self, Block, Table, Tone};
-use super::unreachable::UnreachableGroup;
+use super::unreachable::UnreachableRow;
 
 /// Renders the report. `charts` gives the chart files to link; `unreachable` is `None`
 /// until reachability is computed.
-pub fn render(
-    report: &Report,
-    charts: &[Chart],
-    unreachable: Option<&[UnreachableGroup]>,
-) -> String {
+pub fn render(report: &Report, charts: &[Chart], unreachable: Option<&[UnreachableRow]>) -> String {
     let mut out = format!("# {}\n", text(&sections::title(report)));
     for section in sections::sections(report, unreachable) {
         out.push_str(&format!("\n## {}\n", section.title));

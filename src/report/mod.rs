@@ -29,13 +29,13 @@ use serde::Serialize;
 use crate::forwarding::{PodKey, Source};
 use crate::model::topology::DeviceKind;
 use crate::model::workload::PodStatus;
-use crate::policy::audit::{Connection, PolicyAudit};
+use crate::policy::audit::{ConnectivityRow, PolicyAudit};
 use crate::scenario::Scenario;
 use crate::sim::expect::ExpectationResult;
 use crate::sim::snapshot::{NodeRow, PodRow, PoolRow, SessionRow, zero_when_absent};
 use crate::sim::{LogEntry, Outcome};
 use sections::{count, noun};
-use unreachable::{PairExample, UnreachableGroup};
+use unreachable::{PairExample, UnreachableRow};
 
 /// Warnings the text summary prints; the rest are counted (report.json has them all).
 pub const SUMMARY_WARNINGS: usize = 20;
@@ -61,13 +61,13 @@ pub struct Report {
     #[serde(serialize_with = "zero_when_absent")]
     pub bgp: Option<BgpSection>,
     /// Unreachable ordered pod pairs grouped by (reason, where they stopped).
-    pub unreachable: Vec<UnreachableGroup>,
+    pub unreachable: Vec<UnreachableRow>,
     /// Network policy as a whole (SPEC §7), when any policy is enforced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyAudit>,
     /// What policy allows between workloads (SPEC §7), when any policy is enforced.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub connectivity: Option<Vec<Connection>>,
+    pub connectivity: Option<Vec<ConnectivityRow>>,
     /// Services with their endpoints (SPEC §7), when the scenario has any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<services::ServiceRow>,
@@ -153,10 +153,10 @@ impl Report {
                 |p| format!("{}/{}", p.namespace, p.name),
             )
         };
-        let unreachable: Vec<UnreachableGroup> = reach
+        let unreachable: Vec<UnreachableRow> = reach
             .groups
             .iter()
-            .map(|g| UnreachableGroup {
+            .map(|g| UnreachableRow {
                 reason: g.reason.to_string(),
                 policy: g.denial.as_ref().map(|d| unreachable::DenialRow {
                     side: d.side.as_str(),

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::Report;
-use super::unreachable::{self, UnreachableGroup};
+use super::unreachable::{self, UnreachableRow};
 use crate::model::time::SimTime;
 use crate::model::workload::PodStatus;
 use crate::sim::expect::ExpectationResult;
@@ -117,7 +117,7 @@ pub fn title(report: &Report) -> String {
 
 /// Every section, in reading order. `unreachable` is `None` until reachability is computed,
 /// and then the section appears.
-pub fn sections(report: &Report, unreachable: Option<&[UnreachableGroup]>) -> Vec<Section> {
+pub fn sections(report: &Report, unreachable: Option<&[UnreachableRow]>) -> Vec<Section> {
     // The answers first: what reaches what and why not, the policy and the BGP behind it.
     let mut out = vec![summary(report)];
     out.extend(unreachable::section(

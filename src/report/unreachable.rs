@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::sections::{Block, LIST_LIMIT, Section, Table, Tone, count, noun, time};
 use crate::forwarding::PodKey;
-use crate::forwarding::fib::{Action, FibEntry};
+use crate::forwarding::fib::{FibAction, FibEntry};
 use crate::model::topology::{DeviceKind, Topology};
 use crate::sim::LogEntry;
 use crate::sim::snapshot::{NodeRow, PodRow, SessionRow};
@@ -28,7 +28,7 @@ use crate::sim::snapshot::{NodeRow, PodRow, SessionRow};
 /// Pod pairs that cannot reach each other for the same reason at the same place.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UnreachableGroup {
+pub struct UnreachableRow {
     /// Why the packet was not delivered (the verdict's reason).
     pub reason: String,
     /// The device where the packet stopped.
@@ -146,7 +146,7 @@ pub struct CauseInputs<'a> {
 
 /// One (reason, stopped-at) group as the classification needs it.
 pub struct GroupFacts<'a> {
-    pub group: &'a UnreachableGroup,
+    pub group: &'a UnreachableRow,
     pub example: (PodKey, PodKey),
     /// The example's path (device names), from [`crate::forwarding::trace`].
     pub path: Vec<String>,
@@ -353,7 +353,7 @@ impl CauseInputs<'_> {
         // A default route (towards the fabric, or out of it) is no route for the block.
         let specific = |e: &Option<FibEntry>| {
             e.as_ref().is_some_and(|e| {
-                e.prefix.prefix_len() > 0 && !matches!(e.action, Action::External(_))
+                e.prefix.prefix_len() > 0 && !matches!(e.action, FibAction::External(_))
             })
         };
         if specific(&facts.stop.last_entry) {
@@ -463,7 +463,7 @@ fn trace_text(c: &Cause) -> String {
 
 /// The "Reachability" section: `None` when reachability was not computed. `causes` are
 /// the groups merged by root cause, shown first.
-pub fn section(groups: Option<&[UnreachableGroup]>, causes: &[Cause]) -> Option<Section> {
+pub fn section(groups: Option<&[UnreachableRow]>, causes: &[Cause]) -> Option<Section> {
     let groups = groups?;
     let mut blocks = Vec::new();
     if !causes.is_empty() {
@@ -510,7 +510,7 @@ pub fn section(groups: Option<&[UnreachableGroup]>, causes: &[Cause]) -> Option<
             noun(total, "pod pair"),
             noun(groups.len(), "group")
         )));
-        let mut ordered: Vec<&UnreachableGroup> = groups.iter().collect();
+        let mut ordered: Vec<&UnreachableRow> = groups.iter().collect();
         ordered.sort_by(|a, b| {
             b.count
                 .cmp(&a.count)
@@ -566,8 +566,8 @@ pub fn section(groups: Option<&[UnreachableGroup]>, causes: &[Cause]) -> Option<
 mod tests {
     use super::*;
 
-    fn group(reason: &str, count: u64) -> UnreachableGroup {
-        UnreachableGroup {
+    fn group(reason: &str, count: u64) -> UnreachableRow {
+        UnreachableRow {
             reason: reason.to_string(),
             stopped_at: "tor-rack-b1".to_string(),
             count,

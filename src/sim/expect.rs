@@ -18,7 +18,7 @@ use crate::forwarding::connect::{
     ConnectionVerdict, Policing, PolicyInputs, connect, packet_for, verdict_text,
 };
 use crate::forwarding::policy_reach::{BlockedGroup, PolicyReach, policy_reachability};
-use crate::forwarding::{Action, Dataplane, PodKey, Source, Verdict, reachability, trace};
+use crate::forwarding::{Dataplane, FibAction, PodKey, Source, Verdict, reachability, trace};
 use crate::model::TextEnum;
 use crate::model::expect::{Check, Count, Expectation, PodSet, RouteTable};
 use crate::model::expect::{Probe, ProbeProtocol};
@@ -217,14 +217,14 @@ fn device_id(snap: &Snapshot, name: &str) -> Result<DeviceId, String> {
 
 /// How SPEC §2.6 names a FIB entry's next hop: the device handed the packet (the tunnel's
 /// far end for an encapsulated route), `blackhole`, `local`, or `connected` for on-link.
-fn next_hop_name(snap: &Snapshot, action: &Action) -> String {
+fn next_hop_name(snap: &Snapshot, action: &FibAction) -> String {
     let name = |d: &DeviceId| snap.devices.get(d.index()).cloned().unwrap_or_default();
     match action {
-        Action::Via { device, .. } | Action::Tunnel { device, .. } => name(device),
-        Action::Blackhole => "blackhole".to_string(),
-        Action::Local(_) => "local".to_string(),
-        Action::Connected(_) => "connected".to_string(),
-        Action::External(_) => "external".to_string(),
+        FibAction::Via { device, .. } | FibAction::Tunnel { device, .. } => name(device),
+        FibAction::Blackhole => "blackhole".to_string(),
+        FibAction::Local(_) => "local".to_string(),
+        FibAction::Connected(_) => "connected".to_string(),
+        FibAction::External(_) => "external".to_string(),
     }
 }
 

@@ -50,7 +50,7 @@ use super::config::{ExportPool, TimerJitter, Timers};
 use super::decision::RouteStatus;
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::restart::{GracefulRestart, RestartEvent};
-use super::rib::{Attrs, PathAttributes, PathId, PrefixId, Prefixes, Rib, RouteSource};
+use super::rib::{Attrs, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource};
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::network::BgpSettings;
@@ -133,7 +133,7 @@ pub type Scheduled = Vec<(SimTime, BgpEvent)>;
 /// builds it once and every message shares it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct UpdateBody {
-    /// Prefixes with the path id (RFC 7911; always 0 on a session without ADD-PATH).
+    /// PrefixTable with the path id (RFC 7911; always 0 on a session without ADD-PATH).
     pub withdrawn: Vec<(PrefixId, PathId)>,
     pub announced: Vec<(PrefixId, PathId, Attrs)>,
     /// The sender's initial table ends with this message (End-of-RIB, RFC 4724 §2).
@@ -314,7 +314,7 @@ pub struct BgpEngine {
     pub(super) srt: Vec<SessionRt>,
     pub(super) by_device: HashMap<DeviceId, SpeakerId>,
     pub(super) by_address: HashMap<IpAddr, SpeakerId>,
-    prefixes: Prefixes,
+    prefixes: PrefixTable,
     pools: Vec<ExportPool>,
     pub(super) timers: Timers,
     settings: BgpSettings,
@@ -380,7 +380,7 @@ impl BgpEngine {
             srt,
             by_device,
             by_address,
-            prefixes: Prefixes::default(),
+            prefixes: PrefixTable::default(),
             pools: Vec::new(),
             timers,
             settings: *settings,

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 
 use super::fib::{
-    Action, DeviceFib, Encap, FibEntry, Flat4, Origin, PodKey, SharedTable, Stored, Table,
+    DeviceFib, Encap, FibAction, FibEntry, Flat4, Origin, PodKey, SharedTable, Stored, Table,
 };
 use crate::model::hash::FastMap;
 use crate::model::network::EncapMode;
@@ -281,15 +281,15 @@ impl Dataplane {
         pool: PoolKey,
     ) -> Option<FibEntry> {
         let (action, origin, learned_next_hop) = match stored {
-            Stored::Local(p) => (Action::Local(p), Origin::Local, None),
-            Stored::Connected(r) => (Action::Connected(r), Origin::Connected, None),
+            Stored::Local(p) => (FibAction::Local(p), Origin::Local, None),
+            Stored::Connected(r) => (FibAction::Connected(r), Origin::Connected, None),
             Stored::Via {
                 next_hop,
                 device,
                 origin,
-            } => (Action::Via { next_hop, device }, origin, None),
-            Stored::Blackhole => (Action::Blackhole, Origin::Blackhole, None),
-            Stored::External(i) => (Action::External(i), Origin::External, None),
+            } => (FibAction::Via { next_hop, device }, origin, None),
+            Stored::Blackhole => (FibAction::Blackhole, Origin::Blackhole, None),
+            Stored::External(i) => (FibAction::External(i), Origin::External, None),
             Stored::Withdrawn => return None,
             Stored::Learned { next_hop } => {
                 let (gateway, via) = self.resolve_next_hop(device, next_hop)?;
@@ -299,12 +299,12 @@ impl Dataplane {
                     PoolKey::Native => None,
                 };
                 let action = match pool.and_then(|p| self.encap_for(device, next_hop, p)) {
-                    Some((encap, remote)) => Action::Tunnel {
+                    Some((encap, remote)) => FibAction::Tunnel {
                         encap,
                         remote: next_hop,
                         device: remote,
                     },
-                    None => Action::Via {
+                    None => FibAction::Via {
                         next_hop: gateway,
                         device: via,
                     },

@@ -352,7 +352,7 @@ proptest! {
             prop_assert_eq!(dp.fib_len(d), entries.len());
             // Every listed learned entry resolved to an adjacent device.
             for e in entries {
-                if let crate::forwarding::Action::Via { device, .. } = e.action {
+                if let crate::forwarding::FibAction::Via { device, .. } = e.action {
                     prop_assert!(device != d);
                 }
             }

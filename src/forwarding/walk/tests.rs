@@ -110,7 +110,7 @@ fn ipip_always_tunnels_through_the_fabric_and_decapsulates_at_the_far_node() {
     assert_eq!(tr.hops[6].outer, None);
     assert_eq!(
         tr.hops[6].entry.map(|e| e.action),
-        Some(Action::Local(pod_key(3, 0)))
+        Some(FibAction::Local(pod_key(3, 0)))
     );
     // Always also tunnels inside the rack, straight to the node.
     check(
@@ -376,17 +376,17 @@ fn fib_entries_show_tunnels_to_the_far_node_and_count_what_they_list() {
     // Connected, default, own blackhole, 2 local pods, the two other blocks.
     assert_eq!(entries.len(), 7);
     let find = |p: IpNet| entries.iter().find(|e| e.prefix == p).map(|e| e.action);
-    assert_eq!(find(block(0)), Some(Action::Blackhole));
+    assert_eq!(find(block(0)), Some(FibAction::Blackhole));
     assert_eq!(
         find(block(1)),
-        Some(Action::Via {
+        Some(FibAction::Via {
             next_hop: ip("10.0.0.11"),
             device: dev(&t, "a0-n1")
         })
     );
     assert_eq!(
         find(block(2)),
-        Some(Action::Tunnel {
+        Some(FibAction::Tunnel {
             encap: Encap::Ipip,
             remote: ip("10.1.0.10"),
             device: dev(&t, "a1-n0")

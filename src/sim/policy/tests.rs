@@ -12,7 +12,7 @@ use crate::forwarding::walk::Source;
 use crate::model::network::{CalicoProfile, EncapMode};
 use crate::model::topology::{NodeId, Topology};
 use crate::model::workload::PodStatus;
-use crate::policy::audit::{Connection, describe};
+use crate::policy::audit::{ConnectivityRow, describe};
 use crate::policy::eval::{Explain, Party, Step, packet_class_extents};
 use crate::policy::model::{Action, Direction, PolicyKind, PolicySet, PortMatch, Protocol, Rule};
 use crate::sim::snapshot::PodRow;
@@ -204,13 +204,14 @@ fn a_rule_admitting_the_node_subnet_acts_for_host_network_pods_of_other_nodes() 
 
     // Packet classes: TCP 1-8079, 8080, 8081-65535, UDP, SCTP, ICMP (8080 is the only port
     // a rule names).
-    let row = |from: &str, to: &str, pairs: u64, allowed: &str, some: Option<&str>| Connection {
-        from: from.to_string(),
-        to: to.to_string(),
-        pairs,
-        allowed: allowed.to_string(),
-        allowed_for_some: some.map(str::to_string),
-    };
+    let row =
+        |from: &str, to: &str, pairs: u64, allowed: &str, some: Option<&str>| ConnectivityRow {
+            from: from.to_string(),
+            to: to.to_string(),
+            pairs,
+            allowed: allowed.to_string(),
+            allowed_for_some: some.map(str::to_string),
+        };
     let want = vec![
         // Host to host: no endpoint on either side.
         row("infra/agent", "infra/agent", 2, "all", None),
@@ -475,11 +476,11 @@ fn the_audit_counts_what_connecting_every_pair_gives() {
             );
         }
     }
-    let want: Vec<Connection> = table
+    let want: Vec<ConnectivityRow> = table
         .into_iter()
         .map(|((from, to), (pairs, every, some))| {
             let extra: Vec<bool> = some.iter().zip(&every).map(|(s, e)| *s && !*e).collect();
-            Connection {
+            ConnectivityRow {
                 from,
                 to,
                 pairs,
