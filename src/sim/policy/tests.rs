@@ -128,28 +128,8 @@ fn node_subnet_cluster() -> (Dataplane, Vec<PodRow>, PolicyInputs) {
         workload,
         host,
     });
-    let mut set = PolicySet::new(CalicoProfile::V3_30);
     let k8s = PolicyKind::KubernetesNetworkPolicy;
-    set.apply(&policy(
-        k8s,
-        Some("shop"),
-        "deny-in",
-        "default",
-        "all()",
-        Some(vec![]),
-        None,
-    ));
-    let mut from_nodes = allow_tcp(8080);
-    from_nodes.source.nets = vec!["10.0.0.0/24".parse().expect("a net")];
-    set.apply(&policy(
-        k8s,
-        Some("shop"),
-        "from-nodes",
-        "default",
-        "all()",
-        Some(vec![from_nodes]),
-        None,
-    ));
+    let mut set = shop_ingress_from_rack_a("from-nodes");
     let mut to_nodes = Rule::any(Action::Allow);
     to_nodes.destination.nets = vec!["10.0.0.0/24".parse().expect("a net")];
     set.apply(&policy(
@@ -163,6 +143,34 @@ fn node_subnet_cluster() -> (Dataplane, Vec<PodRow>, PolicyInputs) {
     ));
     // One segment, native routes: host traffic leaves with the node's own address.
     world(&t, EncapMode::Never, &pods, set)
+}
+
+/// Namespace `shop` isolated for ingress (`deny-in`, Kubernetes, no rules) and one Kubernetes
+/// policy `name` admitting TCP 8080 from 10.0.0.0/24, the first rack's node subnet.
+fn shop_ingress_from_rack_a(name: &str) -> PolicySet {
+    let mut set = PolicySet::new(CalicoProfile::V3_30);
+    let k8s = PolicyKind::KubernetesNetworkPolicy;
+    set.apply(&policy(
+        k8s,
+        Some("shop"),
+        "deny-in",
+        "default",
+        "all()",
+        Some(vec![]),
+        None,
+    ));
+    let mut from_rack_a = allow_tcp(8080);
+    from_rack_a.source.nets = vec!["10.0.0.0/24".parse().expect("a net")];
+    set.apply(&policy(
+        k8s,
+        Some("shop"),
+        name,
+        "default",
+        "all()",
+        Some(vec![from_rack_a]),
+        None,
+    ));
+    set
 }
 
 #[test]
@@ -308,28 +316,8 @@ fn racks_cluster() -> (Dataplane, Vec<PodRow>, PolicyInputs) {
             });
         }
     }
-    let mut set = PolicySet::new(CalicoProfile::V3_30);
     let k8s = PolicyKind::KubernetesNetworkPolicy;
-    set.apply(&policy(
-        k8s,
-        Some("shop"),
-        "deny-in",
-        "default",
-        "all()",
-        Some(vec![]),
-        None,
-    ));
-    let mut from_a0 = allow_tcp(8080);
-    from_a0.source.nets = vec!["10.0.0.0/24".parse().expect("a net")];
-    set.apply(&policy(
-        k8s,
-        Some("shop"),
-        "from-a0",
-        "default",
-        "all()",
-        Some(vec![from_a0]),
-        None,
-    ));
+    let mut set = shop_ingress_from_rack_a("from-a0");
     let mut from_web = allow_tcp(5432);
     from_web.source.selector = Some(sel("app == 'web'"));
     set.apply(&policy(
