@@ -215,13 +215,14 @@ impl BgpEngine {
         // Shared full-table views were computed from the old parameters (`engine/groups.rs`).
         self.forget_table_views();
         let before = self.rebuild_lists();
+        self.rename_sources();
         for (s, lists) in before.into_iter().enumerate() {
             let r = &self.rt[s];
             let same = lists[0] == r.ebgp && lists[1] == r.clients && lists[2] == r.non_clients;
             if !r.up || r.removed || same {
                 continue;
             }
-            let prefixes: Vec<PrefixId> = r.rib.destinations.keys().collect();
+            let prefixes: Vec<PrefixId> = r.rib.prefixes().collect();
             for p in prefixes {
                 self.schedule_export(now, SpeakerId(s as u32), p, &mut out);
             }

@@ -1,14 +1,21 @@
 //! Routes and the RIBs of a speaker (RFC 4271 §3.2).
 //!
-//! Layout: a speaker's RIB is one [`Destination`] per prefix, holding the Adj-RIB-In entries
-//! for that prefix (one per peer and path — a peer sends several paths only over ADD-PATH,
-//! RFC 7911 — plus the locally originated route) side by side so
-//! the decision process sees a prefix's candidates together; the Loc-RIB is the candidate
-//! marked best. Each candidate keeps the verdict of the last decision (why it won or lost).
+//! Layout: what a speaker holds for a prefix is one [`State`]: the Adj-RIB-In entries for
+//! that prefix (one per peer and path — a peer sends several paths only over ADD-PATH,
+//! RFC 7911 — plus the locally originated route) side by side so the decision process sees a
+//! prefix's candidates together; the Loc-RIB is the candidate marked best. Each candidate
+//! keeps the verdict of the last decision (why it won or lost). States are interned in
+//! [`States`] and shared by every speaker holding the same candidates (sources are named
+//! relative to the speaker, [`Tag`]); a speaker's [`Rib`] is a state id per prefix. The
+//! engine (`engine/shared.rs`) names sources, steps states and materialises a
+//! [`Destination`] (sources as the speaker's sessions) for readers.
 //!
 //! Path attributes are immutable and shared (`Arc`): a reflector that sends one route to a
 //! thousand clients builds its attributes once, and every client's Adj-RIB-In points at them.
-//! PrefixTable are interned ([`PrefixId`]) so RIB keys are small integers.
+//! Prefixes are interned ([`PrefixId`]) so RIB keys are small integers.
+//!
+//! This module is storage, not behaviour: it neither decides (`decision.rs`) nor knows
+//! sessions beyond their ids.
 //!
 //! The Adj-RIB-Out is not stored per peer: what a peer holds is a pure function of the route
 //! last advertised for the prefix ([`Advertised`]) and the session (the export policy), so the
@@ -27,6 +34,7 @@ use smallvec::SmallVec;
 
 use super::SessionId;
 use super::decision::RouteStatus;
+use crate::model::hash::FastMap;
 
 /// A prefix, interned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -365,14 +373,13 @@ pub enum Upsert {
     Inserted(usize),
 }
 
-/// All a speaker knows about one prefix.
+/// A speaker's candidates for one prefix as the decision process and the readers see them,
+/// sources named by the speaker's own sessions. Materialised from the shared [`State`] when
+/// needed (`engine/shared.rs`), never stored.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Destination {
     /// Candidates sorted by key (local first, then by session and path).
     pub routes: Candidates,
-    /// The route last advertised to peers (`None`: nothing was, or nobody could receive
-    /// it). Boxed: most destinations of most speakers never hold one.
-    pub advertised: Option<Box<Advertised>>,
 }
 
 impl Destination {
@@ -408,88 +415,296 @@ impl Destination {
             Err(_) => false,
         }
     }
+}
 
-    /// Nothing left to remember: no candidate and nothing advertised.
-    pub fn is_empty(&self) -> bool {
-        self.routes.is_empty() && self.advertised.is_none()
+/// Where a candidate of a shared [`State`] came from, relative to the speaker holding it:
+/// [`LOCAL_TAG`] for its own route, otherwise what the speaker's source naming (the engine's
+/// `Tags`) gives the session — the peer speaker where that is unambiguous, so that every
+/// speaker holding the same routes from the same peers holds the same state. Tags sort as
+/// the sessions they stand for do, so a state's candidates are in [`Destination`] order.
+pub type Tag = u32;
+
+/// The tag of the speaker's own route; it sorts first, as [`RouteSource::Local`] does.
+pub const LOCAL_TAG: Tag = 0;
+
+/// One candidate of a shared state: sixteen bytes, like a [`Route`].
+#[derive(Clone, Debug)]
+pub struct Held {
+    pub attrs: Attrs,
+    pub tag: Tag,
+    pub path: PathId,
+    pub status: RouteStatus,
+}
+
+// Identity, not value, for the attributes: states are interned by what they point at, and
+// two speakers share a state only when they hold the very same attributes (a reflector's
+// export to all its clients is one `Arc`).
+impl PartialEq for Held {
+    fn eq(&self, other: &Self) -> bool {
+        self.tag == other.tag
+            && self.path == other.path
+            && self.status == other.status
+            && Arc::ptr_eq(&self.attrs, &other.attrs)
+    }
+}
+impl Eq for Held {}
+impl std::hash::Hash for Held {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (
+            self.tag,
+            self.path,
+            self.status,
+            Arc::as_ptr(&self.attrs) as usize,
+        )
+            .hash(h);
     }
 }
 
-/// Destinations by prefix id, stored densely: every Calico node learns nearly every
-/// prefix (each node holds every block), so an array indexed by the interned id beats a
-/// tree in time and memory. The array is cut into fixed chunks so that growing it, as
-/// prefixes appear one by one on thousands of speakers, never copies or over-allocates. An
-/// empty [`Destination`] stands for "absent"; iteration is in prefix-id order.
-#[derive(Clone, Debug, Default)]
-pub struct Destinations {
-    chunks: Vec<Box<[Destination]>>,
+/// A prefix's candidates with their verdicts, in candidate order: what a speaker holds for
+/// the prefix, shared (interned in [`States`]) by every speaker that holds the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct State {
+    pub held: SmallVec<[Held; 3]>,
 }
 
+impl State {
+    /// The Loc-RIB route, if any.
+    pub fn best(&self) -> Option<&Held> {
+        self.held.iter().find(|h| h.status.is_best())
+    }
+}
+
+/// A state's index in [`States`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StateId(pub u32);
+
+/// The empty state: no candidate.
+pub const EMPTY: StateId = StateId(0);
+
+/// One step of a speaker's state for a prefix: candidate `tag`/`path` set to the attributes
+/// at address `attrs` (or removed, 0) in state `from`, by a speaker of decision class
+/// `class` (speakers of one class decide alike: the engine's `Tags::class`). The memo entry
+/// holds the attributes, so the address cannot be reused while the entry names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Step {
+    pub from: StateId,
+    pub class: u32,
+    pub tag: Tag,
+    pub path: PathId,
+    pub attrs: usize,
+}
+
+impl Step {
+    /// The address `attrs` are known by in a step.
+    pub fn address(attrs: Option<&Attrs>) -> usize {
+        attrs.map_or(0, |a| Arc::as_ptr(a) as usize)
+    }
+}
+
+/// What setting or removing a candidate did to the Loc-RIB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing changed (the same attributes again, or a candidate that was not there).
+    Unchanged,
+    /// A new candidate lost to the best, which stays (`decision::admit`).
+    Admitted,
+    /// The decision process ran: whether the best route changed, and its next hop as a FIB
+    /// sees it (a learned best route's next hop).
+    Decided { changed: bool, fib_changed: bool },
+}
+
+/// Every state some speaker holds, interned, with the steps already taken between them.
+///
+/// Invariants: id 0 is the empty state; a state's id never changes but in
+/// [`States::collect`], which renumbers the states the speakers still hold, in the order
+/// they are met, and forgets the steps. The memo is a cache: a step it does not know is
+/// computed (and may be remembered), so it changes speed, never results.
+#[derive(Debug)]
+pub struct States {
+    list: Vec<State>,
+    index: FastMap<State, StateId>,
+    memo: FastMap<Step, (StateId, Outcome, Option<Attrs>)>,
+    /// States held after the last collection.
+    live: usize,
+}
+
+/// States created beyond twice the live ones (and this slack) before a collection.
+const COLLECT_SLACK: usize = 1 << 16;
+
+impl Default for States {
+    fn default() -> Self {
+        let mut index = FastMap::default();
+        index.insert(State::default(), EMPTY);
+        States {
+            list: vec![State::default()],
+            index,
+            memo: FastMap::default(),
+            live: 1,
+        }
+    }
+}
+
+impl States {
+    pub fn get(&self, id: StateId) -> &State {
+        &self.list[id.0 as usize]
+    }
+
+    pub fn intern(&mut self, state: State) -> StateId {
+        if let Some(&id) = self.index.get(&state) {
+            return id;
+        }
+        let id = StateId(self.list.len() as u32);
+        self.list.push(state.clone());
+        self.index.insert(state, id);
+        id
+    }
+
+    pub fn recall(&self, step: &Step) -> Option<(StateId, Outcome)> {
+        self.memo.get(step).map(|&(to, outcome, _)| (to, outcome))
+    }
+
+    /// Remembers `step`, taken with `attrs`, and where it led.
+    pub fn remember(&mut self, step: Step, attrs: Option<Attrs>, to: (StateId, Outcome)) {
+        debug_assert_eq!(step.attrs, Step::address(attrs.as_ref()));
+        self.memo.insert(step, (to.0, to.1, attrs));
+    }
+
+    /// How many states are interned, the empty one included (never 0).
+    pub fn count(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether enough states may have been dropped to be worth a [`States::collect`].
+    pub fn wants_collection(&self) -> bool {
+        self.list.len() > 2 * self.live + COLLECT_SLACK
+    }
+
+    /// Keeps only the states `held` names, renumbered in the order met, and rewrites them.
+    pub fn collect<'a>(&mut self, held: impl Iterator<Item = &'a mut StateId>) {
+        let mut renumbered = vec![u32::MAX; self.list.len()];
+        renumbered[0] = 0;
+        let mut kept = vec![State::default()];
+        for id in held {
+            let new = &mut renumbered[id.0 as usize];
+            if *new == u32::MAX {
+                *new = kept.len() as u32;
+                kept.push(std::mem::take(&mut self.list[id.0 as usize]));
+            }
+            *id = StateId(*new);
+        }
+        self.index = kept
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), StateId(i as u32)))
+            .collect();
+        self.list = kept;
+        self.memo.clear();
+        self.live = self.list.len();
+    }
+}
+
+/// Fixed-size chunks of a per-prefix array, so that growing it, as prefixes appear one by
+/// one on thousands of speakers, never copies or over-allocates.
 const CHUNK: usize = 256;
 
-impl Destinations {
-    fn slot(&self, p: PrefixId) -> Option<&Destination> {
-        self.chunks
-            .get(p.index() / CHUNK)
-            .map(|c| &c[p.index() % CHUNK])
-    }
+/// What a speaker advertised for [`CHUNK`] consecutive prefixes.
+type AdvertisedChunk = Box<[Option<Box<Advertised>>]>;
 
-    pub fn get(&self, p: &PrefixId) -> Option<&Destination> {
-        self.slot(*p).filter(|d| !d.is_empty())
-    }
-
-    pub fn get_mut(&mut self, p: &PrefixId) -> Option<&mut Destination> {
-        self.chunks
-            .get_mut(p.index() / CHUNK)
-            .map(|c| &mut c[p.index() % CHUNK])
-            .filter(|d| !d.is_empty())
-    }
-
-    /// The destination of `p`, created empty if absent.
-    pub fn entry(&mut self, p: PrefixId) -> &mut Destination {
-        let chunk = p.index() / CHUNK;
-        while self.chunks.len() <= chunk {
-            self.chunks
-                .push((0..CHUNK).map(|_| Destination::default()).collect());
-        }
-        &mut self.chunks[chunk][p.index() % CHUNK]
-    }
-
-    pub fn remove(&mut self, p: &PrefixId) {
-        if let Some(d) = self.get_mut(p) {
-            *d = Destination::default();
-        }
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (PrefixId, &Destination)> {
-        self.chunks
-            .iter()
-            .flat_map(|c| c.iter())
-            .enumerate()
-            .filter(|(_, d)| !d.is_empty())
-            .map(|(i, d)| (PrefixId(i as u32), d))
-    }
-
-    pub fn keys(&self) -> impl Iterator<Item = PrefixId> + '_ {
-        self.iter().map(|(p, _)| p)
-    }
-
-    pub fn clear(&mut self) {
-        self.chunks.clear();
-    }
-}
-
-/// A speaker's RIB: destinations by prefix.
+/// A speaker's RIB: its [`State`] per prefix (an id, four bytes; every Calico node learns
+/// nearly every prefix, so a dense array indexed by the interned prefix id beats a tree)
+/// and, apart, what it last advertised, which only speakers that pass routes on keep for
+/// most prefixes (its chunks exist only where something was advertised). A prefix is in
+/// the RIB while it has a candidate or an advertisement; iteration is in prefix-id order.
 #[derive(Clone, Debug, Default)]
 pub struct Rib {
-    pub destinations: Destinations,
+    states: Vec<Box<[StateId]>>,
+    advertised: Vec<Option<AdvertisedChunk>>,
     /// How many destinations have a best route (the Loc-RIB's size).
     pub loc_rib_len: usize,
 }
 
 impl Rib {
+    pub fn state(&self, p: PrefixId) -> StateId {
+        self.states
+            .get(p.index() / CHUNK)
+            .map_or(EMPTY, |c| c[p.index() % CHUNK])
+    }
+
+    pub fn set_state(&mut self, p: PrefixId, id: StateId) {
+        let chunk = p.index() / CHUNK;
+        if chunk >= self.states.len() {
+            if id == EMPTY {
+                return;
+            }
+            self.states
+                .resize_with(chunk + 1, || vec![EMPTY; CHUNK].into_boxed_slice());
+        }
+        self.states[chunk][p.index() % CHUNK] = id;
+    }
+
+    pub fn advertised(&self, p: PrefixId) -> Option<&Advertised> {
+        self.advertised
+            .get(p.index() / CHUNK)?
+            .as_ref()?
+            .get(p.index() % CHUNK)?
+            .as_deref()
+    }
+
+    pub fn set_advertised(&mut self, p: PrefixId, adv: Option<Advertised>) {
+        let chunk = p.index() / CHUNK;
+        if self.advertised.get(chunk).is_none_or(|c| c.is_none()) {
+            if adv.is_none() {
+                return;
+            }
+            if chunk >= self.advertised.len() {
+                self.advertised.resize_with(chunk + 1, || None);
+            }
+            self.advertised[chunk] = Some((0..CHUNK).map(|_| None).collect());
+        }
+        if let Some(c) = self.advertised[chunk].as_mut() {
+            c[p.index() % CHUNK] = adv.map(Box::new);
+        }
+    }
+
+    /// The prefixes with a candidate or an advertisement, in id order.
+    pub fn prefixes(&self) -> impl Iterator<Item = PrefixId> + '_ {
+        let chunks = self.states.len().max(self.advertised.len());
+        (0..chunks * CHUNK)
+            .map(|i| PrefixId(i as u32))
+            .filter(|&p| self.state(p) != EMPTY || self.advertised(p).is_some())
+    }
+
+    /// The prefixes with a candidate, with their states, in id order.
+    pub fn held(&self) -> impl Iterator<Item = (PrefixId, StateId)> + '_ {
+        self.states
+            .iter()
+            .flat_map(|c| c.iter())
+            .enumerate()
+            .filter(|(_, id)| **id != EMPTY)
+            .map(|(i, id)| (PrefixId(i as u32), *id))
+    }
+
+    /// What was last advertised, by prefix, in id order.
+    pub fn advertisements(&self) -> impl Iterator<Item = (PrefixId, &Advertised)> + '_ {
+        self.advertised
+            .iter()
+            .enumerate()
+            .filter_map(|(c, chunk)| Some((c, chunk.as_ref()?)))
+            .flat_map(|(c, chunk)| {
+                chunk.iter().enumerate().filter_map(move |(i, a)| {
+                    Some((PrefixId((c * CHUNK + i) as u32), a.as_deref()?))
+                })
+            })
+    }
+
+    /// Every state slot, for [`States::collect`].
+    pub fn state_slots_mut(&mut self) -> impl Iterator<Item = &mut StateId> + '_ {
+        self.states.iter_mut().flat_map(|c| c.iter_mut())
+    }
+
     pub fn clear(&mut self) {
-        self.destinations.clear();
+        self.states.clear();
+        self.advertised.clear();
         self.loc_rib_len = 0;
     }
 }
@@ -591,6 +806,74 @@ mod tests {
         );
         assert_eq!(ids(&back), [(peer(2), 1), (peer(3), 0)]);
         assert!(!Advertised::same(&Some(left), &Some(back)));
+    }
+
+    #[test]
+    fn states_are_interned_by_identity_and_collection_keeps_what_is_held() {
+        let a = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
+        let same_value = Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1])));
+        let state = |attrs: &Attrs, tag: Tag| State {
+            held: [Held {
+                attrs: attrs.clone(),
+                tag,
+                path: PathId(0),
+                status: RouteStatus::Best(crate::bgp::BestBecause::OnlyCandidate),
+            }]
+            .into_iter()
+            .collect(),
+        };
+        let mut states = States::default();
+        let x = states.intern(state(&a, 1));
+        assert_eq!(states.intern(state(&a, 1)), x, "the same state is one id");
+        // Equal attributes behind another `Arc` are another state: sharing is by identity.
+        let y = states.intern(state(&same_value, 1));
+        let z = states.intern(state(&a, 2));
+        assert_eq!((x, y, z), (StateId(1), StateId(2), StateId(3)));
+        let step = Step {
+            from: EMPTY,
+            class: 65000,
+            tag: 1,
+            path: PathId(0),
+            attrs: Step::address(Some(&a)),
+        };
+        states.remember(step, Some(a.clone()), (x, Outcome::Admitted));
+        assert_eq!(states.recall(&step), Some((x, Outcome::Admitted)));
+        // Two speakers hold z and x (in that order), one holds nothing: y goes, z and x are
+        // renumbered in the order met, and the memo is forgotten.
+        let mut held = [z, EMPTY, x, z];
+        states.collect(held.iter_mut());
+        assert_eq!(held, [StateId(1), EMPTY, StateId(2), StateId(1)]);
+        assert_eq!(states.count(), 3);
+        assert_eq!(states.get(StateId(1)).held[0].tag, 2);
+        assert_eq!(states.intern(state(&a, 1)), StateId(2));
+        assert_eq!(states.recall(&step), None);
+    }
+
+    #[test]
+    fn a_rib_holds_states_and_advertisements_apart_and_lists_either() {
+        let mut rib = Rib::default();
+        let adv = Advertised {
+            key: RouteSource::Local.into(),
+            attrs: Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1]))),
+            exportable: true,
+            paths: Box::default(),
+        };
+        // Nothing allocated for an empty state or no advertisement.
+        rib.set_state(PrefixId(700), EMPTY);
+        rib.set_advertised(PrefixId(900), None);
+        assert_eq!(rib.prefixes().count(), 0);
+        rib.set_state(PrefixId(3), StateId(5));
+        rib.set_advertised(PrefixId(600), Some(adv.clone()));
+        rib.set_advertised(PrefixId(3), Some(adv));
+        let listed: Vec<u32> = rib.prefixes().map(|p| p.0).collect();
+        assert_eq!(listed, [3, 600]);
+        assert_eq!(rib.held().collect::<Vec<_>>(), [(PrefixId(3), StateId(5))]);
+        let advertised: Vec<u32> = rib.advertisements().map(|(p, _)| p.0).collect();
+        assert_eq!(advertised, [3, 600]);
+        rib.set_state(PrefixId(3), EMPTY);
+        rib.set_advertised(PrefixId(600), None);
+        let listed: Vec<u32> = rib.prefixes().map(|p| p.0).collect();
+        assert_eq!(listed, [3], "an advertisement alone keeps a prefix listed");
     }
 
     #[test]

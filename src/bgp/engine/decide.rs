@@ -5,12 +5,11 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Arc;
 
 use crate::bgp::SpeakerId;
-use crate::bgp::decision::{self, DecisionContext, RouteStatus, SourceInfo};
+use crate::bgp::decision::{DecisionContext, RouteStatus, SourceInfo};
 use crate::bgp::peering::{Session, SessionType, Speaker};
-use crate::bgp::rib::{Attrs, PrefixId, Rib, RouteKey, RouteSource, Upsert};
+use crate::bgp::rib::{Attrs, Outcome, PrefixId, RouteKey, RouteSource, StateId, Tag};
 use crate::bgp::underlay::Underlay;
 use crate::model::time::SimTime;
 use crate::model::topology::DeviceId;
@@ -19,8 +18,10 @@ use super::{BgpEngine, BgpLogKind, Scheduled};
 
 impl BgpEngine {
     /// The Loc-RIB route for `p`: its candidate key and attributes.
+    #[cfg(test)]
     pub(super) fn best_of(&self, s: SpeakerId, p: PrefixId) -> Option<(RouteKey, Attrs)> {
-        let best = self.rt[s.index()].rib.destinations.get(&p)?.best()?;
+        let best = self.destination(s, p);
+        let best = best.best()?;
         Some((best.key(), best.attrs.clone()))
     }
 
@@ -35,128 +36,84 @@ impl BgpEngine {
         attrs: Option<Attrs>,
         out: &mut Scheduled,
     ) {
-        let before = self.best_of(s, p);
-        let rib = &mut self.rt[s.index()].rib;
-        let change = match attrs {
-            Some(attrs) => rib.destinations.entry(p).upsert(key, attrs),
-            None => {
-                let removed = rib.destinations.get_mut(&p).is_some_and(|d| d.remove(key));
-                if removed {
-                    Upsert::Replaced
-                } else {
-                    Upsert::Unchanged
-                }
-            }
-        };
-        if let Upsert::Inserted(i) = change
-            && self.admit(s, p, i)
-        {
-            // A new candidate that loses to the best changes no Loc-RIB, and no export but
-            // over ADD-PATH, where every candidate goes out.
-            if self.offers_paths(s) {
-                self.schedule_export(now, s, p, out);
-            }
-            return;
-        }
-        if change != Upsert::Unchanged {
-            self.decide(now, s, p, before, out);
-        }
+        let tag = self.tag(s, key.source);
+        self.set_tagged(now, s, p, key, tag, attrs, out);
     }
 
-    /// The incremental decision for a new candidate (see [`decision::admit`]).
-    pub(super) fn admit(&mut self, s: SpeakerId, p: PrefixId, new: usize) -> bool {
-        self.deciding(s, |rib, ctx| {
-            decision::admit(&mut rib.destinations.entry(p).routes, new, ctx)
-        })
-    }
-
-    /// Runs `f` on speaker `s`'s RIB with the speaker's decision context.
-    fn deciding<R>(&mut self, s: SpeakerId, f: impl FnOnce(&mut Rib, &mut Ctx<'_>) -> R) -> R {
-        let BgpEngine {
-            speakers,
-            rt,
-            sessions,
-            by_address,
-            underlay,
-            ..
-        } = &mut *self;
-        let mut ctx = Ctx {
-            me: &speakers[s.index()],
-            speakers,
-            sessions,
-            by_address,
-            underlay,
-        };
-        f(&mut rt[s.index()].rib, &mut ctx)
-    }
-
-    /// Runs the decision process for one prefix of one speaker; a best route different from
-    /// `before` is recorded and scheduled for export.
-    pub(super) fn decide(
+    /// [`BgpEngine::set_route`] with the tag `s` gives `key`'s source (`shared.rs`), which
+    /// a caller setting many routes from one session works out once.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn set_tagged(
         &mut self,
         now: SimTime,
         s: SpeakerId,
         p: PrefixId,
-        before: Option<(RouteKey, Attrs)>,
+        key: RouteKey,
+        tag: Tag,
+        attrs: Option<Attrs>,
         out: &mut Scheduled,
     ) {
-        #[cfg(test)]
-        {
-            self.decisions += 1;
-        }
-        let changed = self.deciding(s, |rib, ctx| {
-            // Not `get_mut`: a destination whose last candidate was just removed is empty,
-            // and its best route going away is the change to record.
-            let dest = rib.destinations.entry(p);
-            decision::run(&mut dest.routes, ctx);
-            let after = dest.best().map(|r| (r.key(), r.attrs.clone()));
-            if dest.is_empty() {
-                rib.destinations.remove(&p);
-            }
-            let changed = match (&before, &after) {
-                (None, None) => false,
-                (Some((sa, aa)), Some((sb, ab))) => sa != sb || !(Arc::ptr_eq(aa, ab) || aa == ab),
-                _ => true,
-            };
-            // What a FIB is built from: the next hop of a learned best route (an originated
-            // one is the node's own blackhole or pod route, which IPAM decides).
-            let fib = |b: &Option<(RouteKey, Attrs)>| {
-                b.as_ref()
-                    .filter(|(key, _)| key.source != RouteSource::Local)
-                    .map(|(_, a)| a.next_hop)
-            };
-            let fib_changed = fib(&before) != fib(&after);
-            if changed {
-                match (before.is_some(), after.is_some()) {
-                    (false, true) => rib.loc_rib_len += 1,
-                    (true, false) => rib.loc_rib_len -= 1,
-                    _ => {}
+        let (from, to, outcome) = self.step(s, p, key, tag, attrs);
+        self.record(now, s, p, from, to, outcome, out);
+    }
+
+    /// Runs the decision process for one prefix of one speaker again (a next hop became
+    /// (un)resolvable or nearer); a changed best route is recorded and scheduled for export.
+    pub(super) fn decide(&mut self, now: SimTime, s: SpeakerId, p: PrefixId, out: &mut Scheduled) {
+        let (from, to, outcome) = self.redecide(s, p);
+        self.record(now, s, p, from, to, outcome, out);
+    }
+
+    /// What a step of `s`'s state for `p` (from `from` to `to`) means beyond the RIB: the
+    /// Loc-RIB size, FIB change times, the log and exports. A new candidate that loses to
+    /// the best changes no Loc-RIB, and no export but over ADD-PATH, where every candidate
+    /// goes out; so does a decision that keeps the best.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        p: PrefixId,
+        from: StateId,
+        to: StateId,
+        outcome: Outcome,
+        out: &mut Scheduled,
+    ) {
+        let changed = match outcome {
+            Outcome::Unchanged => return,
+            Outcome::Admitted => false,
+            Outcome::Decided {
+                changed,
+                fib_changed,
+            } => {
+                if changed {
+                    let had = self.states.get(from).best().is_some();
+                    let has = self.states.get(to).best().is_some();
+                    let rib = &mut self.rt[s.index()].rib;
+                    match (had, has) {
+                        (false, true) => rib.loc_rib_len += 1,
+                        (true, false) => rib.loc_rib_len -= 1,
+                        _ => {}
+                    }
+                    // A restarting speaker forwards with its kernel's routes until recovery
+                    // ends (`restart.rs`), which then notes the change if there is one.
+                    if fib_changed && self.restart.kernel(s).is_none() {
+                        self.note_fib_change(now);
+                    }
                 }
+                changed
             }
-            (changed, fib_changed)
-        });
-        let (changed, fib_changed) = changed;
+        };
         if !changed {
-            // The best stays; over ADD-PATH the other candidates go out too.
             if self.offers_paths(s) {
                 self.schedule_export(now, s, p, out);
             }
             return;
         }
         self.last_rib_change = now;
-        let net = self.prefixes.net(p);
-        // A restarting speaker forwards with its kernel's routes until recovery ends
-        // (`restart.rs`), which then notes the change if there is one.
-        if fib_changed && self.restart.kernel(s).is_none() {
-            self.note_fib_change(now);
-        }
         if self.options.routes {
-            let outcome = match self.rt[s.index()]
-                .rib
-                .destinations
-                .get(&p)
-                .and_then(|d| d.best())
-            {
+            let net = self.prefixes.net(p);
+            let outcome = match self.states.get(to).best() {
                 Some(best) => format!(
                     "{net} {} ({})",
                     best.attrs,
@@ -174,15 +131,43 @@ impl BgpEngine {
         }
         self.schedule_export(now, s, p, out);
     }
+
+    /// Runs `f` with speaker `s`'s decision context; also says whether the decision asked
+    /// the underlay (an IGP cost, a router's next-hop reachability), which makes it
+    /// particular to `s` (`shared.rs` does not replay it elsewhere).
+    pub(super) fn deciding<R>(
+        &mut self,
+        s: SpeakerId,
+        f: impl FnOnce(&mut Ctx<'_>) -> R,
+    ) -> (R, bool) {
+        let BgpEngine {
+            speakers,
+            sessions,
+            by_address,
+            underlay,
+            ..
+        } = &mut *self;
+        let mut ctx = Ctx {
+            me: &speakers[s.index()],
+            speakers,
+            sessions,
+            by_address,
+            underlay,
+            asked_underlay: false,
+        };
+        let r = f(&mut ctx);
+        (r, ctx.asked_underlay)
+    }
 }
 
 /// The decision process's view of one speaker.
-struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     me: &'a Speaker,
     speakers: &'a [Speaker],
     sessions: &'a [Session],
     by_address: &'a HashMap<IpAddr, SpeakerId>,
     underlay: &'a mut Underlay,
+    asked_underlay: bool,
 }
 
 impl Ctx<'_> {
@@ -231,11 +216,13 @@ impl DecisionContext for Ctx<'_> {
         if self.me.node.is_some() {
             return true;
         }
+        self.asked_underlay = true;
         self.next_hop_device(next_hop)
             .is_some_and(|d| self.underlay.connected(self.me.device, d))
     }
 
     fn igp_cost(&mut self, next_hop: IpAddr) -> Option<u64> {
+        self.asked_underlay = true;
         let d = self.next_hop_device(next_hop)?;
         self.underlay.cost(self.me.device, d)
     }

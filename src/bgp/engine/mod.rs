@@ -50,7 +50,9 @@ use super::config::{ExportPool, TimerJitter, Timers};
 use super::decision::RouteStatus;
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::restart::{GracefulRestart, RestartEvent};
-use super::rib::{Attrs, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource};
+use super::rib::{
+    Attrs, LOCAL_TAG, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource, States,
+};
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::network::BgpSettings;
@@ -63,6 +65,7 @@ mod queries;
 mod receive;
 mod send;
 mod session;
+mod shared;
 mod statics;
 mod views;
 
@@ -259,6 +262,8 @@ pub(super) struct SpeakerRt {
     exports: send::ExportCache,
     /// Full-table views per prefix and export profile (`groups.rs`).
     table_views: groups::TableViews,
+    /// How the speaker names sources in shared states (`shared.rs`).
+    pub(super) tags: shared::Tags,
 }
 
 /// Why a session is being timed out.
@@ -343,6 +348,11 @@ pub struct BgpEngine {
     /// Whether sessions with the same export profile share export computations
     /// (`groups.rs`); off only for the property test's per-session reference.
     update_groups: bool,
+    /// Every speaker's candidates per prefix, interned and shared (`shared.rs`).
+    pub(super) states: States,
+    /// Whether speakers name sources so as to share states and replay each other's steps
+    /// (`shared.rs`); off only for the property test's per-speaker reference.
+    shared_states: bool,
     /// Decisions run so far (tests measure what an event costs).
     #[cfg(test)]
     pub(crate) decisions: u64,
@@ -373,7 +383,7 @@ impl BgpEngine {
             by_address.entry(s.address).or_insert(s.id);
         }
         let srt = vec![SessionRt::default(); sessions.len()];
-        BgpEngine {
+        let mut engine = BgpEngine {
             speakers,
             rt,
             sessions,
@@ -398,9 +408,16 @@ impl BgpEngine {
             jitter: None,
             restart: GracefulRestart::default(),
             update_groups: true,
+            states: States::default(),
+            shared_states: true,
             #[cfg(test)]
             decisions: 0,
+        };
+        let tags = engine.name_sources();
+        for (r, tags) in engine.rt.iter_mut().zip(tags) {
+            r.tags = tags;
         }
+        engine
     }
 
     /// The random source of BIRD's timer jitter (used when the profile's `Timers::jitter` is
@@ -458,7 +475,7 @@ impl BgpEngine {
             if self.speakers[s].is_router() || !self.rt[s].up {
                 continue;
             }
-            let prefixes: Vec<PrefixId> = self.rt[s].rib.destinations.keys().collect();
+            let prefixes: Vec<PrefixId> = self.rt[s].rib.prefixes().collect();
             for p in prefixes {
                 self.schedule_export(now, sid, p, &mut out);
             }
@@ -486,6 +503,7 @@ impl BgpEngine {
 
     /// Handles an event the engine scheduled earlier.
     pub fn handle(&mut self, now: SimTime, event: BgpEvent) -> Scheduled {
+        self.collect_states();
         let mut out = Vec::new();
         match event {
             BgpEvent::SessionEstablished { session, epoch } => {
@@ -750,10 +768,10 @@ impl BgpEngine {
             let resolvability_changed = components_changed && self.speakers[s].node.is_none();
             let affected: Vec<PrefixId> = self.rt[s]
                 .rib
-                .destinations
-                .iter()
-                .filter(|(_, d)| {
-                    let mut hops = d.routes.iter().filter(|r| r.source() != RouteSource::Local);
+                .held()
+                .filter(|(_, id)| {
+                    let state = self.states.get(*id);
+                    let mut hops = state.held.iter().filter(|h| h.tag != LOCAL_TAG);
                     match hops.next() {
                         None => false,
                         Some(first) => {
@@ -765,9 +783,7 @@ impl BgpEngine {
                 .map(|(p, _)| p)
                 .collect();
             for p in affected {
-                let s = SpeakerId(s as u32);
-                let before = self.best_of(s, p);
-                self.decide(now, s, p, before, &mut out);
+                self.decide(now, SpeakerId(s as u32), p, &mut out);
             }
         }
         out
@@ -783,13 +799,12 @@ impl BgpEngine {
             if !self.rt[s].up {
                 continue;
             }
-            let prefixes: Vec<PrefixId> =
-                self.rt[s].rib.destinations.iter().map(|(p, _)| p).collect();
+            let prefixes: Vec<PrefixId> = self.rt[s].rib.prefixes().collect();
             for p in prefixes {
                 let s = SpeakerId(s as u32);
                 let before = self.best_of(s, p);
                 let mut out = Vec::new();
-                self.decide(now, s, p, before.clone(), &mut out);
+                self.decide(now, s, p, &mut out);
                 changed += usize::from(self.best_of(s, p) != before);
             }
         }
@@ -848,8 +863,7 @@ impl BgpEngine {
         }
         let inside: Vec<PrefixId> = r
             .rib
-            .destinations
-            .keys()
+            .prefixes()
             .filter(|p| {
                 let n = self.prefixes.net(*p);
                 n != net && net.contains(&n)

@@ -8,7 +8,7 @@ use ipnet::IpNet;
 use crate::bgp::SessionId;
 use crate::bgp::decision::{LostBecause, RouteStatus};
 use crate::bgp::peering::{IdleReason, Session, SessionState, SessionType, Speaker};
-use crate::bgp::rib::{PrefixId, RouteSource};
+use crate::bgp::rib::{LOCAL_TAG, PrefixId, RouteSource};
 use crate::model::time::SimTime;
 use crate::model::topology::DeviceId;
 
@@ -84,10 +84,9 @@ impl BgpEngine {
         };
         let mut out: Vec<RibEntry> = self.rt[s.index()]
             .rib
-            .destinations
-            .iter()
-            .filter(|(_, d)| !d.routes.is_empty())
-            .map(|(p, d)| {
+            .held()
+            .map(|(p, _)| {
+                let d = self.destination(s, p);
                 let mut routes: Vec<RibRoute> = d
                     .routes
                     .iter()
@@ -131,15 +130,14 @@ impl BgpEngine {
         };
         let mut out: Vec<BestRoute> = self.rt[s.index()]
             .rib
-            .destinations
-            .iter()
-            .filter_map(|(p, d)| {
-                let best = d.best()?;
+            .held()
+            .filter_map(|(p, id)| {
+                let best = self.states.get(id).best()?;
                 Some(BestRoute {
                     prefix: self.prefixes.net(p),
                     next_hop: best.attrs.next_hop,
                     next_hop_device: self.owner(best.attrs.next_hop),
-                    local: best.source() == RouteSource::Local,
+                    local: best.tag == LOCAL_TAG,
                 })
             })
             .collect();
@@ -161,12 +159,10 @@ impl BgpEngine {
         }
         self.rt[s.index()]
             .rib
-            .destinations
-            .iter()
-            .filter_map(|(p, d)| {
-                let best = d.best()?;
-                (best.source() != RouteSource::Local)
-                    .then(|| (p, self.prefixes.net(p), best.attrs.next_hop))
+            .held()
+            .filter_map(|(p, id)| {
+                let best = self.states.get(id).best()?;
+                (best.tag != LOCAL_TAG).then(|| (p, self.prefixes.net(p), best.attrs.next_hop))
             })
             .collect()
     }
@@ -186,15 +182,15 @@ impl BgpEngine {
         }
         let mut out: Vec<(IpNet, Vec<IpAddr>)> = self.rt[s.index()]
             .rib
-            .destinations
-            .iter()
-            .filter_map(|(p, d)| {
-                let best = d.best()?;
-                if best.source() == RouteSource::Local {
+            .held()
+            .filter_map(|(p, id)| {
+                let state = self.states.get(id);
+                let best = state.best()?;
+                if best.tag == LOCAL_TAG {
                     return None;
                 }
                 let mut hops = vec![best.attrs.next_hop];
-                for r in &d.routes {
+                for r in &state.held {
                     let equal = matches!(
                         r.status,
                         RouteStatus::Lost(

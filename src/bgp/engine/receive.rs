@@ -127,9 +127,10 @@ impl BgpEngine {
         let sess = &self.sessions[x.index()];
         let ebgp = sess.session_type == SessionType::Ebgp;
         let from_client = sess.side_of(s).is_some_and(|side| sess.reflects[side]);
+        let tag = self.tag(s, RouteSource::Peer(x));
         self.rt[s.index()].received += 1;
         for &(p, path) in &update.body.withdrawn {
-            self.set_route(now, s, p, key(path), None, out);
+            self.set_tagged(now, s, p, key(path), tag, None, out);
         }
         for (p, path, attrs) in &update.body.announced {
             let (p, path, attrs) = (*p, *path, attrs.clone());
@@ -142,9 +143,9 @@ impl BgpEngine {
                     } else {
                         self.last_activity = self.last_activity.max(now);
                     }
-                    self.set_route(now, s, p, key(path), None, out);
+                    self.set_tagged(now, s, p, key(path), tag, None, out);
                 }
-                Ok(()) => self.set_route(now, s, p, key(path), Some(attrs), out),
+                Ok(()) => self.set_tagged(now, s, p, key(path), tag, Some(attrs), out),
             }
         }
         let body = &update.body;

@@ -20,7 +20,9 @@ use crate::bgp::peering::{SessionState, SessionType};
 use crate::bgp::policy::{
     ExportKey, ExportSession, RouteClass, calico_export_filter, export_attrs, may_send,
 };
-use crate::bgp::rib::{Advertised, Attrs, PathId, PrefixId, RouteSource, offered_paths};
+use crate::bgp::rib::{
+    Advertised, Attrs, Held, LOCAL_TAG, PathId, PrefixId, RouteSource, offered_paths,
+};
 use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
@@ -31,17 +33,15 @@ use super::{
     VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
 };
 
+/// Where a route learned over iBGP from a non-client can go (RFC 4456 §8): eBGP peers and
+/// clients.
+const REACH_FROM_NON_CLIENT: u8 = VISIT_EBGP | VISIT_CLIENTS;
+
 impl BgpEngine {
     /// Records that no peer sees `p` from `s` ("nothing" before and after), dropping the
     /// destination when nothing else is left in it.
     fn forget_advertised(&mut self, s: SpeakerId, p: PrefixId) {
-        let rib = &mut self.rt[s.index()].rib;
-        if let Some(d) = rib.destinations.get_mut(&p) {
-            d.advertised = None;
-            if d.is_empty() {
-                rib.destinations.remove(&p);
-            }
-        }
+        self.rt[s.index()].rib.set_advertised(p, None);
     }
 
     /// What the speaker would advertise for `p` now; `old` (what it advertised last) keeps
@@ -52,7 +52,7 @@ impl BgpEngine {
         p: PrefixId,
         old: Option<&Advertised>,
     ) -> Option<Advertised> {
-        let d = self.rt[s.index()].rib.destinations.get(&p)?;
+        let d = self.destination(s, p);
         let best = d.best()?;
         let exportable = self.speakers[s.index()].is_router() || {
             let r = &self.rt[s.index()];
@@ -78,11 +78,7 @@ impl BgpEngine {
         s: SpeakerId,
         p: PrefixId,
     ) -> Option<(Option<Advertised>, Option<Advertised>)> {
-        let old = self.rt[s.index()]
-            .rib
-            .destinations
-            .get(&p)
-            .and_then(|d| d.advertised.as_deref().cloned());
+        let old = self.rt[s.index()].rib.advertised(p).cloned();
         let new = self.current_advertisement(s, p, old.as_ref());
         (!Advertised::same(&old, &new)).then_some((old, new))
     }
@@ -101,7 +97,7 @@ impl BgpEngine {
     /// Which of the speaker's session lists a route learned from `source` can go to.
     fn reach(&self, s: SpeakerId, source: RouteSource) -> u8 {
         match self.class_of(s, source) {
-            RouteClass::IbgpFromNonClient => VISIT_EBGP | VISIT_CLIENTS,
+            RouteClass::IbgpFromNonClient => REACH_FROM_NON_CLIENT,
             _ => VISIT_ALL,
         }
     }
@@ -185,17 +181,20 @@ impl BgpEngine {
     /// advertised for it, could go to any session of `s` by the reflection rules alone
     /// (before the export filter).
     pub(super) fn could_reach_a_peer(&self, s: SpeakerId, p: PrefixId) -> bool {
-        let Some(d) = self.rt[s.index()].rib.destinations.get(&p) else {
-            return false;
+        let rib = &self.rt[s.index()].rib;
+        let state = self.states.get(rib.state(p));
+        let tags = &self.rt[s.index()].tags;
+        let reach = |h: &Held| match h.tag {
+            LOCAL_TAG => self.reach(s, RouteSource::Local),
+            _ if tags.plain => REACH_FROM_NON_CLIENT,
+            tag => self.reach(s, tags.source(tag)),
         };
         let mut mask = if self.offers_paths(s) {
-            d.routes
-                .iter()
-                .fold(0, |m, r| m | self.reach(s, r.source()))
+            state.held.iter().fold(0, |m, h| m | reach(h))
         } else {
-            d.best().map_or(0, |b| self.reach(s, b.source()))
+            state.best().map_or(0, reach)
         };
-        mask |= self.visit_mask(s, d.advertised.as_deref());
+        mask |= self.visit_mask(s, rib.advertised(p));
         self.masked_lists(s, mask) != 0
     }
 
@@ -381,16 +380,8 @@ impl BgpEngine {
             };
             {
                 let nowhere = self.masked_lists(s, self.visit_mask(s, new.as_ref())) == 0;
-                let rib = &mut self.rt[s.index()].rib;
-                let d = rib.destinations.entry(p);
-                d.advertised = if nowhere {
-                    None
-                } else {
-                    new.clone().map(Box::new)
-                };
-                if d.is_empty() {
-                    rib.destinations.remove(&p);
-                }
+                let adv = if nowhere { None } else { new.clone() };
+                self.rt[s.index()].rib.set_advertised(p, adv);
             }
             let mask = self.masked_lists(s, self.visit_mask_of_both(s, &old, &new));
             let r = &self.rt[s.index()];
@@ -533,11 +524,7 @@ impl BgpEngine {
         let mut batch = UpdateBody::default();
         let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
         for ((p, path), peer_view) in held {
-            let adv = self.rt[s.index()]
-                .rib
-                .destinations
-                .get(&p)
-                .and_then(|d| d.advertised.as_deref().cloned());
+            let adv = self.rt[s.index()].rib.advertised(p).cloned();
             let now_view = self
                 .view(s, x, side, p, adv.as_ref(), &mut exports)
                 .into_iter()
@@ -578,9 +565,7 @@ impl BgpEngine {
         };
         if own_only {
             for p in &r.originated {
-                if let Some(d) = r.rib.destinations.get(p) {
-                    add(*p, d.advertised.as_deref());
-                }
+                add(*p, r.rib.advertised(*p));
             }
         } else if self.update_groups {
             // Update groups (`groups.rs`): the profile's shared view, minus the paths
@@ -588,10 +573,7 @@ impl BgpEngine {
             let (any, add_paths, profile) = self.shared_end(x, side);
             let mut tables = std::mem::take(&mut self.rt[s.index()].table_views);
             let r = &self.rt[s.index()];
-            for (p, d) in r.rib.destinations.iter() {
-                let Some(adv) = d.advertised.as_deref() else {
-                    continue;
-                };
+            for (p, adv) in r.rib.advertisements() {
                 let view = tables.get_or_compute(p, profile, adv, || {
                     self.sourced_view(s, &any, add_paths, p, Some(adv), &mut exports)
                 });
@@ -603,8 +585,8 @@ impl BgpEngine {
             }
             self.rt[s.index()].table_views = tables;
         } else {
-            for (p, d) in r.rib.destinations.iter() {
-                add(p, d.advertised.as_deref());
+            for (p, adv) in r.rib.advertisements() {
+                add(p, Some(adv));
             }
         }
         self.rt[s.index()].exports = exports;

@@ -366,15 +366,17 @@ impl BgpEngine {
         s: SpeakerId,
         source: RouteSource,
     ) -> Vec<(PrefixId, PathId)> {
+        let tag = self.tag(s, source);
         self.rt[s.index()]
             .rib
-            .destinations
-            .iter()
-            .flat_map(|(p, d)| {
-                d.routes
+            .held()
+            .flat_map(|(p, id)| {
+                self.states
+                    .get(id)
+                    .held
                     .iter()
-                    .filter(move |r| r.source() == source)
-                    .map(move |r| (p, r.key().path))
+                    .filter(move |h| h.tag == tag)
+                    .map(move |h| (p, h.path))
             })
             .collect()
     }

@@ -5,6 +5,11 @@
 //! node links going down and up, at random instants, with BIRD's timer jitter) must give the
 //! same log, line for line, and the same RIBs (every candidate with its attributes and
 //! verdict) at every step, with update groups on and off.
+//!
+//! The same runs check shared RIB states (`engine/shared.rs`) against every speaker's own:
+//! with sharing on, speakers name sources by peer, hold interned states together and replay
+//! each other's steps from the memo, and the states no speaker holds are collected after
+//! every step; with it off, every step is computed by the speaker taking it.
 
 use proptest::prelude::*;
 
@@ -58,7 +63,19 @@ impl config::TimerJitter for Lcg {
     }
 }
 
-fn build(shape: Shape, seed: u64, groups: bool) -> (Net, Vec<String>) {
+/// How the engine runs: update groups, shared states.
+#[derive(Clone, Copy, Debug)]
+struct Sharing {
+    groups: bool,
+    states: bool,
+}
+
+const EVERYTHING_SHARED: Sharing = Sharing {
+    groups: true,
+    states: true,
+};
+
+fn build(shape: Shape, seed: u64, sharing: Sharing) -> (Net, Vec<String>) {
     fn one(_: usize, i: usize) -> NodeBgp {
         NodeBgp {
             route_reflector_cluster_id: (i < 3).then(|| Ipv4Addr::new(1, 1, 1, 1)),
@@ -106,7 +123,8 @@ fn build(shape: Shape, seed: u64, groups: bool) -> (Net, Vec<String>) {
     let timers = TimerProfile::CalicoBird;
     let mut engine = BgpEngine::new(&t, peering, Timers::for_profile(timers), &settings());
     engine.set_jitter(Box::new(Lcg(seed)));
-    engine.set_update_groups(groups);
+    engine.set_update_groups(sharing.groups);
+    engine.set_shared_states(sharing.states);
     let mut net = Net {
         topology: t,
         engine,
@@ -182,6 +200,11 @@ impl Net {
                 self.engine.loc_rib(s.device),
                 self.engine.best_routes(s.device),
             ));
+            out.push(format!(
+                "{:?} {:?}",
+                self.engine.learned_next_hops(s.device),
+                self.engine.equal_cost_next_hops(s.device)
+            ));
         }
         out
     }
@@ -212,6 +235,43 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Runs `ops` on the cluster with everything shared and with `reference`, comparing the
+/// logs and RIBs after every step and at the end; the shared engine collects its unused
+/// states after every step.
+fn same_as_reference(
+    shape: Shape,
+    seed: u64,
+    ops: Vec<(u64, Op)>,
+    reference: Sharing,
+) -> Result<(), TestCaseError> {
+    let (mut shared, names) = build(shape, seed, EVERYTHING_SHARED);
+    let (mut alone, _) = build(shape, seed, reference);
+    let mut t = SimTime::ZERO;
+    for (step, (wait_ms, op)) in ops.into_iter().enumerate() {
+        t = t + SimDuration::from_millis(wait_ms);
+        for net in [&mut shared, &mut alone] {
+            net.run_until(t);
+            net.apply(op, &names);
+        }
+        shared.engine.collect_unused_states();
+        prop_assert_eq!(
+            &shared.log,
+            &alone.log,
+            "log up to step {} ({:?})",
+            step,
+            op
+        );
+        prop_assert_eq!(shared.state(), alone.state(), "state after step {}", step);
+    }
+    // Past every hold time and restart timer.
+    let end = t + SimDuration::from_secs(1_000);
+    shared.run_until(end);
+    alone.run_until(end);
+    prop_assert_eq!(&shared.log, &alone.log);
+    prop_assert_eq!(shared.state(), alone.state());
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
@@ -221,23 +281,17 @@ proptest! {
         seed in any::<u64>(),
         ops in prop::collection::vec((0u64..3_000, op()), 1..14),
     ) {
-        let (mut grouped, names) = build(shape, seed, true);
-        let (mut alone, _) = build(shape, seed, false);
-        let mut t = SimTime::ZERO;
-        for (step, (wait_ms, op)) in ops.into_iter().enumerate() {
-            t = t + SimDuration::from_millis(wait_ms);
-            for net in [&mut grouped, &mut alone] {
-                net.run_until(t);
-                net.apply(op, &names);
-            }
-            prop_assert_eq!(&grouped.log, &alone.log, "log up to step {} ({:?})", step, op);
-            prop_assert_eq!(grouped.state(), alone.state(), "state after step {}", step);
-        }
-        // Past every hold time and restart timer.
-        let end = t + SimDuration::from_secs(1_000);
-        grouped.run_until(end);
-        alone.run_until(end);
-        prop_assert_eq!(&grouped.log, &alone.log);
-        prop_assert_eq!(grouped.state(), alone.state());
+        let groups_off = Sharing { groups: false, states: true };
+        same_as_reference(shape, seed, ops, groups_off)?;
+    }
+
+    #[test]
+    fn shared_states_give_what_every_speaker_computing_alone_gives(
+        shape in shape(),
+        seed in any::<u64>(),
+        ops in prop::collection::vec((0u64..3_000, op()), 1..14),
+    ) {
+        let states_off = Sharing { groups: true, states: false };
+        same_as_reference(shape, seed, ops, states_off)?;
     }
 }

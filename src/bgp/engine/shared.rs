@@ -1,0 +1,310 @@
+//! Shared RIB states (issue #20): every speaker's candidates for a prefix are one interned
+//! [`State`] (`rib.rs`), and a speaker's RIB is a state id per prefix. The clients of one
+//! set of reflectors (and the nodes of a full mesh) receive the very same routes — a
+//! reflector's export is one `Arc` for all its clients — so they hold the very same states,
+//! and a step one of them takes (a candidate set or removed, the decision run) is
+//! remembered and replayed for the others instead of being computed again.
+//!
+//! Sharing needs states to name sources the same way on every speaker: a speaker names a
+//! session by its peer speaker ([`Tags`]) when that is unambiguous and keeps the candidate
+//! order (its sessions' peers rise with the session ids) and the decision inputs (a session
+//! is eBGP exactly when the peer is in another AS); otherwise by the session itself, and
+//! its states are its own. A step is replayed only between Calico nodes of one AS named by
+//! peer (the memo class), and only if computing it never asked the underlay (IGP cost):
+//! nothing else a decision reads differs between them (a node resolves every next hop
+//! through its default route, and its own route wins before any tie-breaker that would read
+//! its router ID). The memo is a cache: results are those of computing every step, which
+//! `BgpEngine::set_shared_states(false)` does (the property test's reference).
+//!
+//! Readers get a [`Destination`] with the speaker's own session ids
+//! ([`BgpEngine::destination`]); the hot paths read states directly.
+
+use std::sync::Arc;
+
+use crate::bgp::decision::{self};
+use crate::bgp::rib::{
+    Attrs, Destination, Held, LOCAL_TAG, Outcome, PrefixId, Route, RouteKey, RouteSource, State,
+    StateId, Step, Tag, Upsert,
+};
+use crate::bgp::{SessionId, SpeakerId};
+
+use super::BgpEngine;
+
+/// The tag of a session named by itself.
+const SESSION_TAG: Tag = 1 << 31;
+
+/// How a speaker names the sources of its candidates in shared states.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(in crate::bgp) struct Tags {
+    /// Sessions named by peer (tag = peer id + 1) rather than by id (`SESSION_TAG | id`).
+    by_peer: bool,
+    /// `(peer, session)` of every session ever naming the speaker, sorted by peer (and by
+    /// session, which is the same order when `by_peer`).
+    peers: Vec<(SpeakerId, SessionId)>,
+    /// The memo class (the node's AS) when its steps may be replayed from other speakers'.
+    pub(super) class: Option<u32>,
+    /// Every session is iBGP to a peer that is not the speaker's client, so every route it
+    /// learned is `IbgpFromNonClient` (a client of reflectors, a full-mesh node): what the
+    /// reflection rules say of a learned route needs no session lookup.
+    pub(super) plain: bool,
+}
+
+impl Tags {
+    fn tag(&self, source: RouteSource, peer: impl FnOnce(SessionId) -> Option<SpeakerId>) -> Tag {
+        match source {
+            RouteSource::Local => LOCAL_TAG,
+            RouteSource::Peer(x) if self.by_peer => peer(x).map_or(SESSION_TAG | x.0, |p| p.0 + 1),
+            RouteSource::Peer(x) => SESSION_TAG | x.0,
+        }
+    }
+
+    pub(super) fn source(&self, tag: Tag) -> RouteSource {
+        if tag == LOCAL_TAG {
+            return RouteSource::Local;
+        }
+        if tag & SESSION_TAG != 0 {
+            return RouteSource::Peer(SessionId(tag & !SESSION_TAG));
+        }
+        let peer = SpeakerId(tag - 1);
+        let i = self.peers.partition_point(|(p, _)| *p < peer);
+        RouteSource::Peer(self.peers[i].1)
+    }
+}
+
+impl BgpEngine {
+    /// Names every speaker's sources ([`Tags`]) from the sessions, all of them, removed ones
+    /// included (a stale route may outlive its session), in one pass.
+    pub(in crate::bgp) fn name_sources(&self) -> Vec<Tags> {
+        let mut peers: Vec<Vec<(SpeakerId, SessionId)>> = vec![Vec::new(); self.speakers.len()];
+        for sess in &self.sessions {
+            if let Some(b) = sess.b {
+                peers[sess.a.index()].push((b, sess.id));
+                peers[b.index()].push((sess.a, sess.id));
+            }
+        }
+        peers
+            .into_iter()
+            .enumerate()
+            .map(|(s, peers)| {
+                let me = &self.speakers[s];
+                let rising = peers.windows(2).all(|w| w[0].0 < w[1].0);
+                let ebgp_by_as = peers.iter().all(|(p, x)| {
+                    let other_as = self.speakers[p.index()].as_number != me.as_number;
+                    (self.sessions[x.index()].session_type == super::SessionType::Ebgp) == other_as
+                });
+                let by_peer = self.shared_states && rising && ebgp_by_as;
+                let plain = peers.iter().all(|(_, x)| {
+                    let sess = &self.sessions[x.index()];
+                    let side = sess.side_of(me.id);
+                    sess.session_type == super::SessionType::Ibgp
+                        && side.is_some_and(|side| !sess.reflects[side])
+                });
+                Tags {
+                    by_peer,
+                    peers,
+                    class: (by_peer && me.node.is_some()).then_some(me.as_number),
+                    plain,
+                }
+            })
+            .collect()
+    }
+
+    /// Re-names every speaker's sources after the sessions changed, re-expressing the
+    /// states of a speaker whose naming changed.
+    pub(in crate::bgp) fn rename_sources(&mut self) {
+        let tags = self.name_sources();
+        for (s, new) in tags.into_iter().enumerate() {
+            if self.rt[s].tags == new {
+                continue;
+            }
+            let sid = SpeakerId(s as u32);
+            let held: Vec<(PrefixId, Destination)> = self.rt[s]
+                .rib
+                .held()
+                .map(|(p, _)| (p, self.destination(sid, p)))
+                .collect();
+            self.rt[s].tags = new;
+            for (p, d) in held {
+                let id = self.intern(sid, &d);
+                self.rt[s].rib.set_state(p, id);
+            }
+        }
+    }
+
+    /// Turns sharing off (every speaker names sources by session, nothing is replayed) or
+    /// on; the property test's per-speaker reference. Set before anything is learned.
+    #[cfg(test)]
+    pub(crate) fn set_shared_states(&mut self, on: bool) {
+        self.shared_states = on;
+        self.rename_sources();
+    }
+
+    /// The tag `s` gives `source`.
+    pub(super) fn tag(&self, s: SpeakerId, source: RouteSource) -> Tag {
+        self.rt[s.index()].tags.tag(source, |x| {
+            let sess = &self.sessions[x.index()];
+            sess.side_of(s).and_then(|side| sess.peer_of(side))
+        })
+    }
+
+    /// The candidates `s` holds for `p`, sources named by `s`'s sessions.
+    pub(in crate::bgp) fn destination(&self, s: SpeakerId, p: PrefixId) -> Destination {
+        self.destination_of(s, self.rt[s.index()].rib.state(p))
+    }
+
+    fn destination_of(&self, s: SpeakerId, id: StateId) -> Destination {
+        let tags = &self.rt[s.index()].tags;
+        let routes = self
+            .states
+            .get(id)
+            .held
+            .iter()
+            .map(|h| {
+                let key = RouteKey {
+                    source: tags.source(h.tag),
+                    path: h.path,
+                };
+                let mut route = Route::new(key, h.attrs.clone());
+                route.status = h.status;
+                route
+            })
+            .collect();
+        Destination { routes }
+    }
+
+    /// The state of `d`, the candidates of `s`, interned.
+    fn intern(&mut self, s: SpeakerId, d: &Destination) -> StateId {
+        let held = d
+            .routes
+            .iter()
+            .map(|r| Held {
+                attrs: r.attrs.clone(),
+                tag: self.tag(s, r.source()),
+                path: r.key().path,
+                status: r.status,
+            })
+            .collect();
+        self.states.intern(State { held })
+    }
+
+    /// Sets candidate `key` (tagged `tag` by `s`) of `p` to `attrs`, or removes it
+    /// (`None`), and runs the decision as it calls for: the new state, with what happened.
+    /// Replayed from the memo where another speaker of the same class took the step.
+    pub(super) fn step(
+        &mut self,
+        s: SpeakerId,
+        p: PrefixId,
+        key: RouteKey,
+        tag: Tag,
+        attrs: Option<Attrs>,
+    ) -> (StateId, StateId, Outcome) {
+        let from = self.rt[s.index()].rib.state(p);
+        let memo = self.rt[s.index()].tags.class.map(|class| Step {
+            from,
+            class,
+            tag,
+            path: key.path,
+            attrs: Step::address(attrs.as_ref()),
+        });
+        if let Some((to, outcome)) = memo.as_ref().and_then(|m| self.states.recall(m)) {
+            self.rt[s.index()].rib.set_state(p, to);
+            return (from, to, outcome);
+        }
+        let mut d = self.destination_of(s, from);
+        let kept = attrs.clone().filter(|_| memo.is_some());
+        let change = match attrs {
+            Some(attrs) => d.upsert(key, attrs),
+            None if d.remove(key) => Upsert::Replaced,
+            None => Upsert::Unchanged,
+        };
+        let (outcome, asked_underlay) = match change {
+            Upsert::Unchanged => (Outcome::Unchanged, false),
+            Upsert::Inserted(i) => {
+                let (admitted, asked) =
+                    self.deciding(s, |ctx| decision::admit(&mut d.routes, i, ctx));
+                if admitted {
+                    (Outcome::Admitted, asked)
+                } else {
+                    let ((), more) = self.run_decision(s, &mut d);
+                    (self.decided(from, &d, s), asked || more)
+                }
+            }
+            Upsert::Replaced => {
+                let ((), asked) = self.run_decision(s, &mut d);
+                (self.decided(from, &d, s), asked)
+            }
+        };
+        let to = match outcome {
+            Outcome::Unchanged => from,
+            _ => self.intern(s, &d),
+        };
+        self.rt[s.index()].rib.set_state(p, to);
+        if let Some(m) = memo.filter(|_| !asked_underlay) {
+            self.states.remember(m, kept, (to, outcome));
+        }
+        (from, to, outcome)
+    }
+
+    /// Runs the whole decision process on `d` again (a next hop's reachability or cost
+    /// changed): the new state, with what happened.
+    pub(super) fn redecide(&mut self, s: SpeakerId, p: PrefixId) -> (StateId, StateId, Outcome) {
+        let from = self.rt[s.index()].rib.state(p);
+        let mut d = self.destination_of(s, from);
+        self.run_decision(s, &mut d);
+        let outcome = self.decided(from, &d, s);
+        let to = self.intern(s, &d);
+        self.rt[s.index()].rib.set_state(p, to);
+        (from, to, outcome)
+    }
+
+    fn run_decision(&mut self, s: SpeakerId, d: &mut Destination) -> ((), bool) {
+        #[cfg(test)]
+        {
+            self.decisions += 1;
+        }
+        self.deciding(s, |ctx| {
+            decision::run(&mut d.routes, ctx);
+        })
+    }
+
+    /// What the decision that made `d` out of state `from` changed.
+    fn decided(&self, from: StateId, d: &Destination, s: SpeakerId) -> Outcome {
+        let before = self.states.get(from).best();
+        let after = d.best();
+        let changed = match (before, after) {
+            (None, None) => false,
+            (Some(b), Some(a)) => {
+                b.tag != self.tag(s, a.source())
+                    || b.path != a.key().path
+                    || !(Arc::ptr_eq(&b.attrs, &a.attrs) || b.attrs == a.attrs)
+            }
+            _ => true,
+        };
+        // What a FIB is built from: the next hop of a learned best route (an originated
+        // one is the node's own blackhole or pod route, which IPAM decides).
+        let fib_before = before
+            .filter(|b| b.tag != LOCAL_TAG)
+            .map(|b| b.attrs.next_hop);
+        let fib_after = after
+            .filter(|a| a.source() != RouteSource::Local)
+            .map(|a| a.attrs.next_hop);
+        Outcome::Decided {
+            changed,
+            fib_changed: fib_before != fib_after,
+        }
+    }
+
+    /// Collects the states no speaker holds any more, when enough may have been dropped.
+    pub(super) fn collect_states(&mut self) {
+        if self.states.wants_collection() {
+            self.collect_unused_states();
+        }
+    }
+
+    /// Collects the states no speaker holds now, however few (the property test does after
+    /// every step: collection renumbers states and changes nothing else).
+    pub(crate) fn collect_unused_states(&mut self) {
+        let BgpEngine { states, rt, .. } = self;
+        states.collect(rt.iter_mut().flat_map(|r| r.rib.state_slots_mut()));
+    }
+}
