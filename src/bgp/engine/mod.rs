@@ -50,7 +50,9 @@ use super::config::{ExportPool, TimerJitter, Timers};
 use super::decision::RouteStatus;
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::restart::{GracefulRestart, RestartEvent};
-use super::rib::{Attrs, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource};
+use super::rib::{
+    Attrs, Destination, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource,
+};
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::network::BgpSettings;
@@ -59,6 +61,7 @@ use crate::model::topology::{DeviceId, Topology};
 
 mod decide;
 mod groups;
+mod next_hops;
 mod queries;
 mod receive;
 mod send;
@@ -343,9 +346,14 @@ pub struct BgpEngine {
     /// Whether sessions with the same export profile share export computations
     /// (`groups.rs`); off only for the property test's per-session reference.
     update_groups: bool,
+    /// Which prefixes can carry different next hops (`next_hops.rs`, for `link_changed`).
+    next_hop_origins: next_hops::NextHopOrigins,
     /// Decisions run so far (tests measure what an event costs).
     #[cfg(test)]
     pub(crate) decisions: u64,
+    /// Destinations `link_changed` looked at so far (tests measure what an event costs).
+    #[cfg(test)]
+    pub(crate) link_examined: u64,
 }
 
 impl BgpEngine {
@@ -398,8 +406,11 @@ impl BgpEngine {
             jitter: None,
             restart: GracefulRestart::default(),
             update_groups: true,
+            next_hop_origins: next_hops::NextHopOrigins::default(),
             #[cfg(test)]
             decisions: 0,
+            #[cfg(test)]
+            link_examined: 0,
         }
     }
 
@@ -743,25 +754,29 @@ impl BgpEngine {
         // router when the components changed: a Calico node resolves every next hop through
         // its default route (`resolvable` in decide.rs), so a split fabric changes nothing in
         // its decisions, and a link event costs the routers' tables, not n² node decisions.
+        // Different next hops exist only for the prefixes `next_hops.rs` names, unless some
+        // export rewrote a next hop: then every destination is looked at.
+        let may_differ = self.next_hop_origins.may_differ();
         for s in 0..self.speakers.len() {
             if !self.rt[s].up {
                 continue;
             }
             let resolvability_changed = components_changed && self.speakers[s].node.is_none();
-            let affected: Vec<PrefixId> = self.rt[s]
-                .rib
-                .destinations
-                .iter()
-                .filter(|(_, d)| {
-                    let mut hops = d.routes.iter().filter(|r| r.source() != RouteSource::Local);
-                    match hops.next() {
-                        None => false,
-                        Some(first) => {
-                            resolvability_changed
-                                || hops.any(|r| r.attrs.next_hop != first.attrs.next_hop)
-                        }
-                    }
-                })
+            let destinations = &self.rt[s].rib.destinations;
+            let looked_at: Vec<(PrefixId, &Destination)> = match &may_differ {
+                Some(prefixes) if !resolvability_changed => prefixes
+                    .iter()
+                    .filter_map(|p| destinations.get(p).map(|d| (*p, d)))
+                    .collect(),
+                _ => destinations.iter().collect(),
+            };
+            #[cfg(test)]
+            {
+                self.link_examined += looked_at.len() as u64;
+            }
+            let affected: Vec<PrefixId> = looked_at
+                .into_iter()
+                .filter(|(_, d)| next_hops::link_sensitive(d, resolvability_changed))
                 .map(|(p, _)| p)
                 .collect();
             for p in affected {
@@ -835,7 +850,9 @@ impl BgpEngine {
         p: PrefixId,
         out: &mut Scheduled,
     ) {
-        let attrs = Arc::new(PathAttributes::local(self.speakers[s.index()].address));
+        let address = self.speakers[s.index()].address;
+        self.next_hop_origins.originated(p, address);
+        let attrs = Arc::new(PathAttributes::local(address));
         self.set_route(now, s, p, RouteSource::Local.into(), Some(attrs), out);
     }
 
