@@ -232,6 +232,17 @@ impl Net {
         self.topology.device_by_name(name).expect(name)
     }
 
+    /// Takes the link between two devices down and returns the topology to hand to
+    /// `link_changed`.
+    fn cut(&mut self, a: &str, b: &str) -> Topology {
+        let link = self
+            .topology
+            .link_between(self.dev(a), self.dev(b))
+            .unwrap();
+        self.topology.set_link_up(link, false);
+        self.topology.clone()
+    }
+
     fn originate(&mut self, node: &str, prefix: &str) {
         let d = self.dev(node);
         let evs = self.engine.originate(self.now, d, cidr(prefix));
@@ -925,15 +936,9 @@ fn a_fabric_link_down_drops_its_session_at_once_and_routes_move() {
     );
 }
 
-#[test]
-fn a_split_fabric_re_decides_at_the_routers_only() {
-    // Two racks of three nodes, each node eBGP to its ToR (as-per-rack), the ToRs to the
-    // spine; every node originates its block, so each of the 9 speakers ends with 6 prefixes.
-    // tor-r0–spine down splits the fabric in two components. A Calico node resolves every
-    // next hop through its default route (REFERENCE §4: BIRD `gateway recursive` over the
-    // kernel table), and each node has one next hop per prefix (its ToR), so no node's
-    // decision can change: only the 3 routers re-decide their learned prefixes, at most
-    // 3 × 6 = 18 decisions (re-deciding every speaker would add the nodes' 6 × 5 = 30).
+/// Two racks of three nodes, each node eBGP to its ToR (as-per-rack), the ToRs to the spine;
+/// every node has originated its block and the network has converged (5 s).
+fn as_per_rack_fabric() -> Net {
     let per_node = |r: usize, i: usize| NodeBgp {
         as_number: Some(64600 + 10 * r as u32 + i as u32),
         ..NodeBgp::default()
@@ -955,11 +960,21 @@ fn a_split_fabric_re_decides_at_the_routers_only() {
         }
     }
     net.run_until(secs(5));
+    net
+}
+
+#[test]
+fn a_split_fabric_re_decides_at_the_routers_only() {
+    // Two racks of three nodes, each node eBGP to its ToR (as-per-rack), the ToRs to the
+    // spine; every node originates its block, so each of the 9 speakers ends with 6 prefixes.
+    // tor-r0–spine down splits the fabric in two components. A Calico node resolves every
+    // next hop through its default route (REFERENCE §4: BIRD `gateway recursive` over the
+    // kernel table), and each node has one next hop per prefix (its ToR), so no node's
+    // decision can change: only the 3 routers re-decide their learned prefixes, at most
+    // 3 × 6 = 18 decisions (re-deciding every speaker would add the nodes' 6 × 5 = 30).
+    let mut net = as_per_rack_fabric();
     assert!(net.best("r1n2", &block(0, 0)).is_some());
-    let (tor, spine) = (net.dev("tor-r0"), net.dev("spine-z-1"));
-    let link = net.topology.link_between(tor, spine).unwrap();
-    net.topology.set_link_up(link, false);
-    let topo = net.topology.clone();
+    let topo = net.cut("tor-r0", "spine-z-1");
     let before = net.engine.decisions;
     let evs = net.engine.link_changed(net.now, &topo);
     let spent = net.engine.decisions - before;
@@ -969,6 +984,69 @@ fn a_split_fabric_re_decides_at_the_routers_only() {
     net.push(evs);
     net.run_until(secs(6));
     assert!(net.best("r1n2", &block(0, 0)).is_none(), "withdrawn");
+}
+
+#[test]
+fn a_link_change_looks_only_at_prefixes_with_several_owners_when_no_next_hop_was_rewritten() {
+    // Two racks of four nodes, node 0 of each reflecting (cluster 1.1.1.1), every node a
+    // client of both; each node originates its block, and r1n1 originates r0n1's block too
+    // (two owners). Nobody rewrites a next hop (iBGP between Calico nodes keeps it), so every
+    // candidate of a block carries its owner's address: only the shared block can have two
+    // next hops anywhere. Cutting r1 off the spine makes each speaker look at that one
+    // destination: 8 speakers hold it, so 8 destinations, against the full scan's 8 × 8
+    // (eight distinct blocks on each of the 8 speakers).
+    let t = topology(
+        &[
+            RackSpec {
+                nodes: 4,
+                node_bgp: first_reflects,
+            },
+            RackSpec {
+                nodes: 4,
+                node_bgp: first_reflects,
+            },
+        ],
+        false,
+    );
+    let mut net = Net::new(t, &no_mesh(), &[to_reflectors()], TimerProfile::CalicoBird);
+    for r in 0..2 {
+        for i in 0..4 {
+            net.originate(&format!("r{r}n{i}"), &block(r, i));
+        }
+    }
+    net.originate("r1n1", &block(0, 1));
+    net.run_until(secs(5));
+    // Each rack prefers the owner in its own rack: equal up to the IGP cost, and the other
+    // rack's owner is two fabric links further (ToR–spine, spine–ToR).
+    let r0n1 = ip("10.0.0.11");
+    let r1n1 = ip("10.1.0.11");
+    assert_eq!(net.best("r0n2", &block(0, 1)).unwrap().next_hop, r0n1);
+    assert_eq!(net.best("r1n2", &block(0, 1)).unwrap().next_hop, r1n1);
+    let topo = net.cut("tor-r1", "spine-z-1");
+    let before = net.engine.link_examined;
+    let evs = net.engine.link_changed(net.now, &topo);
+    assert_eq!(net.engine.link_examined - before, 8);
+    // Nothing was missed: deciding everything again changes no best route.
+    assert_eq!(net.engine.redecide_everything(net.now), 0);
+    net.push(evs);
+    net.run_until(secs(6));
+    assert_eq!(net.best("r0n2", &block(0, 1)).unwrap().next_hop, r0n1);
+    assert_eq!(net.best("r1n2", &block(0, 1)).unwrap().next_hop, r1n1);
+}
+
+#[test]
+fn a_link_change_looks_at_every_destination_once_a_next_hop_was_rewritten() {
+    // The split fabric above: nodes and ToRs set themselves as next hop on eBGP, so any
+    // prefix may carry different next hops somewhere and a link change looks at every
+    // destination of every speaker that holds a candidate: 9 speakers × 6 blocks, less what
+    // the cut took first — the tor-r0–spine session runs over the cut link and drops at
+    // once, before the re-decision looks, so tor-r0 no longer holds rack 1's 3 blocks nor
+    // the spine rack 0's 3: 54 − 6 = 48.
+    let mut net = as_per_rack_fabric();
+    let topo = net.cut("tor-r0", "spine-z-1");
+    let before = net.engine.link_examined;
+    net.engine.link_changed(net.now, &topo);
+    assert_eq!(net.engine.link_examined - before, 9 * 6 - 2 * 3);
 }
 
 #[test]

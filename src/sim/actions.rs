@@ -263,13 +263,13 @@ impl Simulation<'_> {
         node.down = down;
         // Its pods stop (Unknown) or run again with the same addresses; they are not moved.
         for pid in self.world.cluster.pods_of_node(id) {
-            let pod = self.world.cluster.pod_mut(pid);
-            if pod.networked() {
-                pod.status = if down {
+            if self.world.cluster.pod(pid).networked() {
+                let status = if down {
                     PodStatus::Unknown
                 } else {
                     PodStatus::Running
                 };
+                self.world.cluster.set_status(pid, status);
             }
         }
         self.refresh_placement(id);

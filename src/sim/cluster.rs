@@ -37,7 +37,8 @@ pub struct Pod {
     pub namespace: String,
     pub name: String,
     pub node: Option<NodeId>,
-    pub status: PodStatus,
+    /// Written through [`Cluster::set_status`], which keeps the pending set.
+    status: PodStatus,
     /// Why it is Pending.
     pub reason: Option<PendingReason>,
     /// Its IPAM address (a host-network pod never has one).
@@ -112,6 +113,10 @@ impl Pod {
         }
     }
 
+    pub fn status(&self) -> PodStatus {
+        self.status
+    }
+
     pub fn pending_for_ipam(&self) -> bool {
         PendingReason::holds_scheduled(self.status, self.node.is_some(), self.reason.as_ref())
     }
@@ -127,6 +132,8 @@ pub struct Cluster {
     /// Per workload and slot, the pod filling it.
     filled: BTreeMap<(WorkloadId, PodSlot), PodId>,
     per_node: BTreeMap<NodeId, BTreeSet<PodId>>,
+    /// The pods whose status is Pending, so a retry looks at those alone.
+    pending: BTreeSet<PodId>,
 }
 
 impl Cluster {
@@ -242,7 +249,18 @@ impl Cluster {
         self.by_name
             .insert((namespace.to_string(), name.to_string()), id);
         self.filled.insert((w, slot), id);
+        self.pending.insert(id);
         id
+    }
+
+    pub fn set_status(&mut self, id: PodId, status: PodStatus) {
+        let pod = self.pod_mut(id);
+        pod.status = status;
+        if status == PodStatus::Pending {
+            self.pending.insert(id);
+        } else {
+            self.pending.remove(&id);
+        }
     }
 
     pub fn bind(&mut self, id: PodId, node: NodeId) {
@@ -257,6 +275,7 @@ impl Cluster {
         self.by_name
             .remove(&(pod.namespace.clone(), pod.name.clone()));
         self.filled.remove(&(pod.workload, pod.slot));
+        self.pending.remove(&id);
         if let Some(node) = pod.node
             && let Some(set) = self.per_node.get_mut(&node)
         {
@@ -289,13 +308,9 @@ impl Cluster {
             .unwrap_or_default()
     }
 
-    /// Pending pods, in creation order.
+    /// Pending pods, in creation order (from the pending set, not a scan of every pod).
     pub fn pending(&self) -> Vec<PodId> {
-        self.pods
-            .values()
-            .filter(|p| p.status == PodStatus::Pending)
-            .map(|p| p.id)
-            .collect()
+        self.pending.iter().copied().collect()
     }
 
     /// The `count` existing pods of a workload with the highest ordinals (DaemonSet pods in
@@ -335,6 +350,37 @@ mod tests {
             ..Cluster::default()
         };
         (cluster, WorkloadId(0))
+    }
+
+    #[test]
+    fn the_pending_pods_are_those_whose_status_is_pending_in_creation_order() {
+        // A retry looks only at the pending set: it must follow every status change and
+        // removal, and list the pods in creation order as the pods themselves are ordered.
+        let (mut c, w) = one_workload();
+        let ids: Vec<PodId> = (0..4)
+            .map(|i| {
+                c.add_pod(
+                    w,
+                    PodSlot::Ordinal(i),
+                    "default",
+                    &format!("web-{i}"),
+                    false,
+                )
+            })
+            .collect();
+        assert_eq!(c.pending(), ids, "a new pod is Pending");
+        c.set_status(ids[0], PodStatus::Running);
+        c.set_status(ids[2], PodStatus::Unknown);
+        assert_eq!(c.pending(), vec![ids[1], ids[3]]);
+        c.set_status(ids[2], PodStatus::Pending);
+        c.remove_pod(ids[3]);
+        assert_eq!(c.pending(), vec![ids[1], ids[2]]);
+        let scanned: Vec<PodId> = c
+            .pods()
+            .filter(|p| p.status() == PodStatus::Pending)
+            .map(|p| p.id)
+            .collect();
+        assert_eq!(c.pending(), scanned);
     }
 
     #[test]

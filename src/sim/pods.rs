@@ -92,9 +92,9 @@ impl Simulation<'_> {
                 PodSlot::Ordinal(_) => self.choose_node(w),
             };
             let Some(node) = node else {
-                let pod = self.world.cluster.pod_mut(id);
-                if pod.reason != Some(PendingReason::Unschedulable) {
-                    pod.status = PodStatus::Pending;
+                if self.world.cluster.pod(id).reason != Some(PendingReason::Unschedulable) {
+                    self.world.cluster.set_status(id, PodStatus::Pending);
+                    let pod = self.world.cluster.pod_mut(id);
                     pod.reason = Some(PendingReason::Unschedulable);
                     let key = pod.key();
                     self.record("podPending", key, "Unschedulable: no eligible node");
@@ -117,15 +117,16 @@ impl Simulation<'_> {
         if workload.host_network {
             // No CNI call: the pod runs in the node's network namespace with its address.
             let (ip, node_down) = (topo_node.ip, topo_node.down);
-            let pod = self.world.cluster.pod_mut(id);
-            if pod.status != PodStatus::Pending {
+            if self.world.cluster.pod(id).status() != PodStatus::Pending {
                 return;
             }
-            pod.status = if node_down {
+            let status = if node_down {
                 PodStatus::Unknown
             } else {
                 PodStatus::Running
             };
+            self.world.cluster.set_status(id, status);
+            let pod = self.world.cluster.pod_mut(id);
             pod.reason = None;
             let key = pod.key();
             self.record(
@@ -162,20 +163,21 @@ impl Simulation<'_> {
                     if address.borrowed { " (borrowed)" } else { "" }
                 );
                 self.pool_usage.change(self.now, &address.pool, 1);
-                let pod = self.world.cluster.pod_mut(id);
-                pod.address = Some(address);
-                pod.status = if node_down {
+                let status = if node_down {
                     PodStatus::Unknown
                 } else {
                     PodStatus::Running
                 };
+                self.world.cluster.set_status(id, status);
+                let pod = self.world.cluster.pod_mut(id);
+                pod.address = Some(address);
                 pod.reason = None;
                 self.record("podAddressed", key, outcome);
             }
             Err(reason) => {
+                self.world.cluster.set_status(id, PodStatus::Pending);
                 let pod = self.world.cluster.pod_mut(id);
                 let changed = pod.reason.as_ref() != Some(&reason);
-                pod.status = PodStatus::Pending;
                 pod.reason = Some(reason.clone());
                 if changed {
                     self.record("podPending", key, reason.to_string());

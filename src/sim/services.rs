@@ -239,7 +239,7 @@ fn endpoint_slices(
                 name: pod.key(),
                 ip,
                 node: world.topology.node(node).device,
-                ready: pod.status == PodStatus::Running,
+                ready: pod.status() == PodStatus::Running,
                 target_ports,
             });
         }

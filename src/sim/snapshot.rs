@@ -319,7 +319,7 @@ impl Snapshot {
                     pool: a.map(|a| a.pool.clone()),
                     block: a.and_then(|a| a.block),
                     borrowed: a.is_some_and(|a| a.borrowed),
-                    status: p.status,
+                    status: p.status(),
                     reason: p.reason.clone(),
                     key: PodKey(p.id.0),
                 }

@@ -51,7 +51,7 @@ use super::decision::RouteStatus;
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::restart::{GracefulRestart, RestartEvent};
 use super::rib::{
-    Attrs, LOCAL_TAG, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource, States,
+    Attrs, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource, State, States,
 };
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
@@ -61,6 +61,7 @@ use crate::model::topology::{DeviceId, Topology};
 
 mod decide;
 mod groups;
+mod next_hops;
 mod queries;
 mod receive;
 mod send;
@@ -353,9 +354,14 @@ pub struct BgpEngine {
     /// Whether speakers name sources so as to share states and replay each other's steps
     /// (`shared.rs`); off only for the property test's per-speaker reference.
     shared_states: bool,
+    /// Which prefixes can carry different next hops (`next_hops.rs`, for `link_changed`).
+    next_hop_origins: next_hops::NextHopOrigins,
     /// Decisions run so far (tests measure what an event costs).
     #[cfg(test)]
     pub(crate) decisions: u64,
+    /// Destinations `link_changed` looked at so far (tests measure what an event costs).
+    #[cfg(test)]
+    pub(crate) link_examined: u64,
 }
 
 impl BgpEngine {
@@ -410,8 +416,11 @@ impl BgpEngine {
             update_groups: true,
             states: States::default(),
             shared_states: true,
+            next_hop_origins: next_hops::NextHopOrigins::default(),
             #[cfg(test)]
             decisions: 0,
+            #[cfg(test)]
+            link_examined: 0,
         };
         let tags = engine.name_sources();
         for (r, tags) in engine.rt.iter_mut().zip(tags) {
@@ -761,25 +770,34 @@ impl BgpEngine {
         // router when the components changed: a Calico node resolves every next hop through
         // its default route (`resolvable` in decide.rs), so a split fabric changes nothing in
         // its decisions, and a link event costs the routers' tables, not n² node decisions.
+        // Different next hops exist only for the prefixes `next_hops.rs` names, unless some
+        // export rewrote a next hop: then every destination is looked at.
+        let may_differ = self.next_hop_origins.may_differ();
         for s in 0..self.speakers.len() {
             if !self.rt[s].up {
                 continue;
             }
             let resolvability_changed = components_changed && self.speakers[s].node.is_none();
-            let affected: Vec<PrefixId> = self.rt[s]
-                .rib
-                .held()
-                .filter(|(_, id)| {
-                    let state = self.states.get(*id);
-                    let mut hops = state.held.iter().filter(|h| h.tag != LOCAL_TAG);
-                    match hops.next() {
-                        None => false,
-                        Some(first) => {
-                            resolvability_changed
-                                || hops.any(|r| r.attrs.next_hop != first.attrs.next_hop)
-                        }
-                    }
-                })
+            let states = &self.states;
+            let looked_at: Vec<(PrefixId, &State)> = match &may_differ {
+                Some(prefixes) if !resolvability_changed => prefixes
+                    .iter()
+                    .map(|p| (*p, states.get(self.rt[s].rib.state(*p))))
+                    .filter(|(_, state)| !state.held.is_empty())
+                    .collect(),
+                _ => self.rt[s]
+                    .rib
+                    .held()
+                    .map(|(p, id)| (p, states.get(id)))
+                    .collect(),
+            };
+            #[cfg(test)]
+            {
+                self.link_examined += looked_at.len() as u64;
+            }
+            let affected: Vec<PrefixId> = looked_at
+                .into_iter()
+                .filter(|(_, state)| next_hops::link_sensitive(state, resolvability_changed))
                 .map(|(p, _)| p)
                 .collect();
             for p in affected {
@@ -850,7 +868,9 @@ impl BgpEngine {
         p: PrefixId,
         out: &mut Scheduled,
     ) {
-        let attrs = Arc::new(PathAttributes::local(self.speakers[s.index()].address));
+        let address = self.speakers[s.index()].address;
+        self.next_hop_origins.originated(p, address);
+        let attrs = Arc::new(PathAttributes::local(address));
         self.set_route(now, s, p, RouteSource::Local.into(), Some(attrs), out);
     }
 

@@ -317,6 +317,9 @@ impl BgpEngine {
             to,
         )
         .ok()?;
+        if key.next_hop_self && learned_on.is_some() {
+            self.next_hop_origins.rewritten();
+        }
         let learned_from = match learned_on {
             None => me.router_id,
             Some(y) => {
