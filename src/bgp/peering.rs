@@ -20,6 +20,7 @@ use super::config::{BgpConfig, Peer};
 use super::restart::RESTART_TIME;
 use super::underlay::pair_latencies;
 use super::{SessionId, SpeakerId};
+use crate::model::hash::FastMap;
 use crate::model::time::SimDuration;
 use crate::model::topology::{DeviceId, DeviceKind, LinkId, LinkKind, NodeId, RackId, Topology};
 
@@ -277,7 +278,7 @@ pub fn plan(
         peering: Peering::default(),
         by_device: HashMap::new(),
         by_address: HashMap::new(),
-        pairs: HashMap::new(),
+        pairs: FastMap::default(),
     };
     if calico_nodes {
         for (id, node) in topology.live_nodes() {
@@ -320,6 +321,10 @@ pub fn plan(
             .filter(|s| !s.is_router() && s.cluster_id.is_none())
             .map(|s| s.id)
             .collect();
+        // n(n-1)/2 sessions (half a million for 1,000 nodes): room for them at once.
+        let sessions = mesh.len() * mesh.len().saturating_sub(1) / 2;
+        b.peering.sessions.reserve(sessions);
+        b.pairs.reserve(sessions);
         for (i, &x) in mesh.iter().enumerate() {
             for &y in &mesh[i + 1..] {
                 let id = b.add_pair(x, y, SessionSource::Mesh, false, None);
@@ -394,7 +399,8 @@ struct Builder<'t> {
     peering: Peering,
     by_device: HashMap<DeviceId, SpeakerId>,
     by_address: HashMap<IpAddr, SpeakerId>,
-    pairs: HashMap<PairKey, SessionId>,
+    /// Looked up only, never iterated.
+    pairs: FastMap<PairKey, SessionId>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -15,6 +15,7 @@ use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, Os, Topology};
 
 mod add_path;
+mod lines;
 mod reconfigure;
 mod restart;
 mod statics;

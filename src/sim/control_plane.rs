@@ -124,6 +124,7 @@ impl Simulation<'_> {
         let timers = bgp::Timers::for_profile(self.scenario.profile.bgp_timers);
         let mut engine = BgpEngine::new(&self.world.topology, peering, timers, &network.bgp);
         engine.set_log_options(bgp_log);
+        engine.keep_lines(self.log.level() != events::EventLevel::None);
         // Calico's v3.32+ BIRD templates set local-pref on every iBGP export (REFERENCE §4.4).
         let v3_32 = matches!(
             self.scenario.profile.calico,

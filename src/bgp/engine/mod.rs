@@ -330,6 +330,8 @@ pub struct BgpEngine {
     /// Speakers (with their incarnation) finishing a message at one instant.
     finishing: Slots<Vec<(SpeakerId, u32)>>,
     options: LogOptions,
+    /// Whether any line is written down at all (`session.rs`, `BgpEngine::keep_lines`).
+    pub(super) lines_kept: bool,
     pub(super) log: Vec<BgpLogEntry>,
     /// The instants at which some FIB changed (a learned best route appeared, went or took
     /// another next hop), each once, since the last take: what `convergedWithin` measures.
@@ -404,6 +406,7 @@ impl BgpEngine {
             in_flight: Slots::default(),
             finishing: Slots::default(),
             options: LogOptions::default(),
+            lines_kept: true,
             log: Vec::new(),
             fib_change_times: Vec::new(),
             last_activity: SimTime::ZERO,

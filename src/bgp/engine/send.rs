@@ -545,12 +545,13 @@ impl BgpEngine {
         self.send_one(now, s, x, batch, out);
     }
 
+    /// Sends side `side` of `x` its full table, as one UPDATE among `arrivals`.
     pub(super) fn full_table(
         &mut self,
         now: SimTime,
         x: SessionId,
         side: usize,
-        out: &mut Scheduled,
+        arrivals: &mut Arrivals,
     ) {
         let sess = &self.sessions[x.index()];
         let s = if side == 0 { Some(sess.a) } else { sess.b };
@@ -595,7 +596,7 @@ impl BgpEngine {
         self.rt[s.index()].exports = exports;
         // End-of-RIB rides on the table; alone only when a peer waits for it (`restart.rs`).
         batch.end_of_rib = !batch.announced.is_empty() || self.restart_wants_end_of_rib(x, side);
-        self.send_one(now, s, x, batch, out);
+        self.send(now, s, x, Arc::new(batch), arrivals);
     }
 
     /// Sends one UPDATE on its own.

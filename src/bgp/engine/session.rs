@@ -11,7 +11,7 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::time::{SimDuration, SimTime};
 use crate::model::topology::Topology;
 
-use super::{BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, Detecting, Scheduled};
+use super::{Arrivals, BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, Detecting, Scheduled};
 
 impl BgpEngine {
     pub(in crate::bgp) fn name(&self, s: SpeakerId) -> String {
@@ -35,12 +35,37 @@ impl BgpEngine {
         outcome: String,
     ) {
         self.last_activity = self.last_activity.max(time);
+        if !self.lines_kept {
+            return;
+        }
         self.log.push(BgpLogEntry {
             time,
             kind,
             subject,
             outcome,
         });
+    }
+
+    /// [`BgpEngine::note`] with the line's subject and outcome built by `line`, only when
+    /// lines are kept: the sessions of a full mesh write a million lines.
+    pub(in crate::bgp) fn note_with(
+        &mut self,
+        time: SimTime,
+        kind: BgpLogKind,
+        line: impl FnOnce(&Self) -> (String, String),
+    ) {
+        let (subject, outcome) = if self.lines_kept {
+            line(self)
+        } else {
+            Default::default()
+        };
+        self.note(time, kind, subject, outcome);
+    }
+
+    /// Whether the engine writes lines down at all: not when the run keeps none of them
+    /// (`podnet check`); what happens, and when, is the same either way.
+    pub fn keep_lines(&mut self, kept: bool) {
+        self.lines_kept = kept;
     }
 
     /// A session that is not up loses its peer `name` (crashed, or its daemon stopped): one
@@ -121,13 +146,10 @@ impl BgpEngine {
         let epoch = r.epoch;
         let when = at + latency + latency;
         out.push((when, BgpEvent::SessionEstablished { session: x, epoch }));
-        let subject = self.session_subject(x);
-        self.note(
-            now,
-            BgpLogKind::SessionConnect,
-            subject,
-            format!("established at {when} if nothing fails"),
-        );
+        self.note_with(now, BgpLogKind::SessionConnect, |e| {
+            let outcome = format!("established at {when} if nothing fails");
+            (e.session_subject(x), outcome)
+        });
     }
 
     pub(super) fn on_established(
@@ -151,21 +173,25 @@ impl BgpEngine {
         r.established_at = now;
         r.latency_up = latency;
         self.last_state_change = now;
-        let subject = self.session_subject(x);
-        let sess = &self.sessions[x.index()];
-        let outcome = format!(
-            "{}{}",
-            sess.session_type.as_str(),
-            if sess.reflector_client() {
-                ", route-reflector client"
-            } else {
-                ""
-            }
-        );
-        self.note(now, BgpLogKind::SessionEstablished, subject, outcome);
+        self.note_with(now, BgpLogKind::SessionEstablished, |e| {
+            let sess = &e.sessions[x.index()];
+            let outcome = format!(
+                "{}{}",
+                sess.session_type.as_str(),
+                if sess.reflector_client() {
+                    ", route-reflector client"
+                } else {
+                    ""
+                }
+            );
+            (e.session_subject(x), outcome)
+        });
+        // Both full tables leave together: one delivery event per arrival instant.
+        let mut arrivals = Arrivals::default();
         for side in 0..2 {
-            self.full_table(now, x, side, out);
+            self.full_table(now, x, side, &mut arrivals);
         }
+        self.dispatch(arrivals, out);
     }
 
     /// The hold time in use on a session: the smaller of the two sides' (RFC 4271 §4.2).
