@@ -42,7 +42,6 @@ use std::net::IpAddr;
 
 use super::engine::{BgpEngine, BgpLogEntry, BgpLogKind, Scheduled, SpeakerRt, file_session};
 use super::peering::{IdleReason, Peering, Session, SessionSource, SessionState, Speaker};
-use super::rib::PrefixId;
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::time::SimTime;
@@ -222,8 +221,7 @@ impl BgpEngine {
             if !r.up || r.removed || same {
                 continue;
             }
-            let prefixes: Vec<PrefixId> = r.rib.prefixes().collect();
-            for p in prefixes {
+            for p in self.prefixes_of(SpeakerId(s as u32)) {
                 self.schedule_export(now, SpeakerId(s as u32), p, &mut out);
             }
         }

@@ -6,7 +6,8 @@
 //! prefix's candidates together; the Loc-RIB is the candidate marked best. Each candidate
 //! keeps the verdict of the last decision (why it won or lost). States are interned in
 //! [`States`] and shared by every speaker holding the same candidates (sources are named
-//! relative to the speaker, [`Tag`]); a speaker's [`Rib`] is a state id per prefix. The
+//! relative to the speaker, [`Tag`]); a [`StateTable`] gives each speaker's state id per
+//! prefix, and a speaker's [`Rib`] keeps what it advertised. The
 //! engine (`engine/shared.rs`) names sources, steps states and materialises a
 //! [`Destination`] (sources as the speaker's sessions) for readers.
 //!
@@ -610,38 +611,114 @@ const CHUNK: usize = 256;
 /// What a speaker advertised for [`CHUNK`] consecutive prefixes.
 type AdvertisedChunk = Box<[Option<Box<Advertised>>]>;
 
-/// A speaker's RIB: its [`State`] per prefix (an id, four bytes; every Calico node learns
-/// nearly every prefix, so a dense array indexed by the interned prefix id beats a tree)
-/// and, apart, what it last advertised, which only speakers that pass routes on keep for
-/// most prefixes (its chunks exist only where something was advertised). A prefix is in
-/// the RIB while it has a candidate or an advertisement; iteration is in prefix-id order.
+/// How many speakers share a line of the [`StateTable`]: sixteen four-byte ids, one
+/// 64-byte cache line.
+const LANES: usize = 16;
+
+/// The state ids of [`LANES`] consecutive speakers for [`CHUNK`] consecutive prefixes.
+type Tile = Box<[[StateId; LANES]]>;
+
+/// Every speaker's [`State`] per prefix: an id, four bytes (every Calico node learns nearly
+/// every prefix, so dense arrays indexed by the interned prefix id beat trees), laid out in
+/// tiles: speakers sixteen at a time, one 64-byte line per prefix holding their sixteen ids.
+/// A reflector's change reaches its clients in session order, which is speaker order, so
+/// consecutive clients applying the same prefix share one line rather than missing the cache
+/// once each; one speaker's prefixes are a line apart, and the next speaker's are on the
+/// same lines. Tiles exist only where one of their speakers holds something.
+#[derive(Clone, Debug, Default)]
+pub struct StateTable {
+    /// By block of speakers, by chunk of prefixes.
+    tiles: Vec<Vec<Option<Tile>>>,
+}
+
+impl StateTable {
+    fn lane(s: super::SpeakerId) -> (usize, usize) {
+        (s.index() / LANES, s.index() % LANES)
+    }
+
+    pub fn get(&self, s: super::SpeakerId, p: PrefixId) -> StateId {
+        let (block, lane) = Self::lane(s);
+        self.tiles
+            .get(block)
+            .and_then(|b| b.get(p.index() / CHUNK))
+            .and_then(|t| t.as_ref())
+            .map_or(EMPTY, |t| t[p.index() % CHUNK][lane])
+    }
+
+    pub fn set(&mut self, s: super::SpeakerId, p: PrefixId, id: StateId) {
+        let (block, lane) = Self::lane(s);
+        let chunk = p.index() / CHUNK;
+        let exists = self
+            .tiles
+            .get(block)
+            .and_then(|b| b.get(chunk))
+            .is_some_and(|t| t.is_some());
+        if !exists {
+            if id == EMPTY {
+                return;
+            }
+            if block >= self.tiles.len() {
+                self.tiles.resize_with(block + 1, Vec::new);
+            }
+            let b = &mut self.tiles[block];
+            if chunk >= b.len() {
+                b.resize_with(chunk + 1, || None);
+            }
+            b[chunk] = Some(vec![[EMPTY; LANES]; CHUNK].into_boxed_slice());
+        }
+        if let Some(t) = self.tiles[block][chunk].as_mut() {
+            t[p.index() % CHUNK][lane] = id;
+        }
+    }
+
+    /// The prefixes `s` holds a candidate for, with their states, in id order.
+    pub fn held(&self, s: super::SpeakerId) -> impl Iterator<Item = (PrefixId, StateId)> + '_ {
+        let (block, lane) = Self::lane(s);
+        self.tiles
+            .get(block)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(c, t)| Some((c, t.as_ref()?)))
+            .flat_map(move |(c, t)| {
+                t.iter()
+                    .enumerate()
+                    .map(move |(i, line)| (PrefixId((c * CHUNK + i) as u32), line[lane]))
+            })
+            .filter(|(_, id)| *id != EMPTY)
+    }
+
+    /// Forgets everything `s` holds.
+    pub fn clear(&mut self, s: super::SpeakerId) {
+        let (block, lane) = Self::lane(s);
+        for t in self.tiles.get_mut(block).into_iter().flatten().flatten() {
+            for line in t.iter_mut() {
+                line[lane] = EMPTY;
+            }
+        }
+    }
+
+    /// Every slot, for [`States::collect`].
+    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut StateId> + '_ {
+        self.tiles
+            .iter_mut()
+            .flatten()
+            .flatten()
+            .flat_map(|t| t.iter_mut().flatten())
+    }
+}
+
+/// A speaker's own part of its RIB: what it last advertised, which only speakers that pass
+/// routes on keep for most prefixes (its chunks exist only where something was advertised),
+/// and its Loc-RIB's size. Its candidates are in the engine's [`StateTable`].
 #[derive(Clone, Debug, Default)]
 pub struct Rib {
-    states: Vec<Box<[StateId]>>,
     advertised: Vec<Option<AdvertisedChunk>>,
     /// How many destinations have a best route (the Loc-RIB's size).
     pub loc_rib_len: usize,
 }
 
 impl Rib {
-    pub fn state(&self, p: PrefixId) -> StateId {
-        self.states
-            .get(p.index() / CHUNK)
-            .map_or(EMPTY, |c| c[p.index() % CHUNK])
-    }
-
-    pub fn set_state(&mut self, p: PrefixId, id: StateId) {
-        let chunk = p.index() / CHUNK;
-        if chunk >= self.states.len() {
-            if id == EMPTY {
-                return;
-            }
-            self.states
-                .resize_with(chunk + 1, || vec![EMPTY; CHUNK].into_boxed_slice());
-        }
-        self.states[chunk][p.index() % CHUNK] = id;
-    }
-
     pub fn advertised(&self, p: PrefixId) -> Option<&Advertised> {
         self.advertised
             .get(p.index() / CHUNK)?
@@ -666,24 +743,6 @@ impl Rib {
         }
     }
 
-    /// The prefixes with a candidate or an advertisement, in id order.
-    pub fn prefixes(&self) -> impl Iterator<Item = PrefixId> + '_ {
-        let chunks = self.states.len().max(self.advertised.len());
-        (0..chunks * CHUNK)
-            .map(|i| PrefixId(i as u32))
-            .filter(|&p| self.state(p) != EMPTY || self.advertised(p).is_some())
-    }
-
-    /// The prefixes with a candidate, with their states, in id order.
-    pub fn held(&self) -> impl Iterator<Item = (PrefixId, StateId)> + '_ {
-        self.states
-            .iter()
-            .flat_map(|c| c.iter())
-            .enumerate()
-            .filter(|(_, id)| **id != EMPTY)
-            .map(|(i, id)| (PrefixId(i as u32), *id))
-    }
-
     /// What was last advertised, by prefix, in id order.
     pub fn advertisements(&self) -> impl Iterator<Item = (PrefixId, &Advertised)> + '_ {
         self.advertised
@@ -697,16 +756,29 @@ impl Rib {
             })
     }
 
-    /// Every state slot, for [`States::collect`].
-    pub fn state_slots_mut(&mut self) -> impl Iterator<Item = &mut StateId> + '_ {
-        self.states.iter_mut().flat_map(|c| c.iter_mut())
-    }
-
     pub fn clear(&mut self) {
-        self.states.clear();
         self.advertised.clear();
         self.loc_rib_len = 0;
     }
+}
+
+/// The prefixes of either sorted list, each once, in id order: a speaker's destinations are
+/// those it holds a candidate for and those it advertised something for.
+pub fn either(held: &[PrefixId], advertised: &[PrefixId]) -> Vec<PrefixId> {
+    let mut out = Vec::with_capacity(held.len().max(advertised.len()));
+    let (mut i, mut j) = (0, 0);
+    while i < held.len() || j < advertised.len() {
+        let next = match (held.get(i), advertised.get(j)) {
+            (Some(a), Some(b)) => *a.min(b),
+            (Some(a), None) => *a,
+            (None, Some(b)) => *b,
+            (None, None) => break,
+        };
+        i += usize::from(held.get(i) == Some(&next));
+        j += usize::from(advertised.get(j) == Some(&next));
+        out.push(next);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -850,7 +922,43 @@ mod tests {
     }
 
     #[test]
-    fn a_rib_holds_states_and_advertisements_apart_and_lists_either() {
+    fn the_state_table_keeps_each_speaker_apart_and_allocates_only_where_something_is_held() {
+        use crate::bgp::SpeakerId;
+        let mut table = StateTable::default();
+        // Nothing allocated for an empty state.
+        table.set(SpeakerId(40), PrefixId(700), EMPTY);
+        assert!(table.tiles.is_empty());
+        // Speakers 16 and 17 share a tile (block 1); 3 is in block 0.
+        table.set(SpeakerId(16), PrefixId(3), StateId(5));
+        table.set(SpeakerId(17), PrefixId(3), StateId(6));
+        table.set(SpeakerId(17), PrefixId(600), StateId(7));
+        table.set(SpeakerId(3), PrefixId(1), StateId(8));
+        assert_eq!(table.get(SpeakerId(16), PrefixId(3)), StateId(5));
+        assert_eq!(table.get(SpeakerId(18), PrefixId(3)), EMPTY);
+        assert_eq!(table.get(SpeakerId(16), PrefixId(600)), EMPTY);
+        let held = |t: &StateTable, s: u32| -> Vec<(u32, u32)> {
+            t.held(SpeakerId(s)).map(|(p, id)| (p.0, id.0)).collect()
+        };
+        assert_eq!(held(&table, 17), [(3, 6), (600, 7)]);
+        assert_eq!(held(&table, 16), [(3, 5)]);
+        table.clear(SpeakerId(17));
+        assert_eq!(held(&table, 17), []);
+        assert_eq!(
+            held(&table, 16),
+            [(3, 5)],
+            "a neighbour in the tile keeps its own"
+        );
+        assert_eq!(held(&table, 3), [(1, 8)]);
+        let live: Vec<u32> = table
+            .slots_mut()
+            .filter(|id| **id != EMPTY)
+            .map(|id| id.0)
+            .collect();
+        assert_eq!(live, [8, 5]);
+    }
+
+    #[test]
+    fn a_rib_keeps_advertisements_in_chunks_that_exist_only_where_something_was_advertised() {
         let mut rib = Rib::default();
         let adv = Advertised {
             key: RouteSource::Local.into(),
@@ -858,22 +966,18 @@ mod tests {
             exportable: true,
             paths: Box::default(),
         };
-        // Nothing allocated for an empty state or no advertisement.
-        rib.set_state(PrefixId(700), EMPTY);
         rib.set_advertised(PrefixId(900), None);
-        assert_eq!(rib.prefixes().count(), 0);
-        rib.set_state(PrefixId(3), StateId(5));
+        assert!(rib.advertised.is_empty());
         rib.set_advertised(PrefixId(600), Some(adv.clone()));
         rib.set_advertised(PrefixId(3), Some(adv));
-        let listed: Vec<u32> = rib.prefixes().map(|p| p.0).collect();
-        assert_eq!(listed, [3, 600]);
-        assert_eq!(rib.held().collect::<Vec<_>>(), [(PrefixId(3), StateId(5))]);
         let advertised: Vec<u32> = rib.advertisements().map(|(p, _)| p.0).collect();
         assert_eq!(advertised, [3, 600]);
-        rib.set_state(PrefixId(3), EMPTY);
+        assert!(rib.advertised[1].is_none(), "no chunk for prefixes 256–511");
         rib.set_advertised(PrefixId(600), None);
-        let listed: Vec<u32> = rib.prefixes().map(|p| p.0).collect();
-        assert_eq!(listed, [3], "an advertisement alone keeps a prefix listed");
+        assert!(rib.advertised(PrefixId(600)).is_none());
+        let ids = |v: &[u32]| v.iter().map(|&i| PrefixId(i)).collect::<Vec<_>>();
+        assert_eq!(either(&ids(&[1, 3, 7]), &ids(&[3, 4])), ids(&[1, 3, 4, 7]));
+        assert_eq!(either(&[], &ids(&[2])), ids(&[2]));
     }
 
     #[test]

@@ -51,7 +51,8 @@ use super::decision::RouteStatus;
 use super::peering::{IdleReason, Peering, Session, SessionState, SessionType, Speaker};
 use super::restart::{GracefulRestart, RestartEvent};
 use super::rib::{
-    Attrs, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource, State, States,
+    Attrs, PathAttributes, PathId, PrefixId, PrefixTable, Rib, RouteSource, State, StateTable,
+    States,
 };
 use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
@@ -353,6 +354,8 @@ pub struct BgpEngine {
     update_groups: bool,
     /// Every speaker's candidates per prefix, interned and shared (`shared.rs`).
     pub(super) states: States,
+    /// Which state each speaker holds for each prefix.
+    pub(super) table: StateTable,
     /// Whether speakers name sources so as to share states and replay each other's steps
     /// (`shared.rs`); off only for the property test's per-speaker reference.
     shared_states: bool,
@@ -418,6 +421,7 @@ impl BgpEngine {
             restart: GracefulRestart::default(),
             update_groups: true,
             states: States::default(),
+            table: StateTable::default(),
             shared_states: true,
             next_hop_origins: next_hops::NextHopOrigins::default(),
             #[cfg(test)]
@@ -487,7 +491,7 @@ impl BgpEngine {
             if self.speakers[s].is_router() || !self.rt[s].up {
                 continue;
             }
-            let prefixes: Vec<PrefixId> = self.rt[s].rib.prefixes().collect();
+            let prefixes: Vec<PrefixId> = self.prefixes_of(SpeakerId(s as u32));
             for p in prefixes {
                 self.schedule_export(now, sid, p, &mut out);
             }
@@ -785,12 +789,12 @@ impl BgpEngine {
             let looked_at: Vec<(PrefixId, &State)> = match &may_differ {
                 Some(prefixes) if !resolvability_changed => prefixes
                     .iter()
-                    .map(|p| (*p, states.get(self.rt[s].rib.state(*p))))
+                    .map(|p| (*p, states.get(self.table.get(SpeakerId(s as u32), *p))))
                     .filter(|(_, state)| !state.held.is_empty())
                     .collect(),
-                _ => self.rt[s]
-                    .rib
-                    .held()
+                _ => self
+                    .table
+                    .held(SpeakerId(s as u32))
                     .map(|(p, id)| (p, states.get(id)))
                     .collect(),
             };
@@ -820,7 +824,7 @@ impl BgpEngine {
             if !self.rt[s].up {
                 continue;
             }
-            let prefixes: Vec<PrefixId> = self.rt[s].rib.prefixes().collect();
+            let prefixes: Vec<PrefixId> = self.prefixes_of(SpeakerId(s as u32));
             for p in prefixes {
                 let s = SpeakerId(s as u32);
                 let before = self.best_of(s, p);
@@ -862,6 +866,7 @@ impl BgpEngine {
         r.rib.clear();
         r.exports.clear();
         r.table_views = groups::TableViews::default();
+        self.table.clear(s);
     }
 
     pub(super) fn insert_local(
@@ -884,9 +889,9 @@ impl BgpEngine {
         if self.speakers[s.index()].is_router() || (r.ebgp.is_empty() && r.clients.is_empty()) {
             return;
         }
-        let inside: Vec<PrefixId> = r
-            .rib
-            .prefixes()
+        let inside: Vec<PrefixId> = self
+            .prefixes_of(s)
+            .into_iter()
             .filter(|p| {
                 let n = self.prefixes.net(*p);
                 n != net && net.contains(&n)

@@ -82,9 +82,9 @@ impl BgpEngine {
         let Some(&s) = self.by_device.get(&device) else {
             return Vec::new();
         };
-        let mut out: Vec<RibEntry> = self.rt[s.index()]
-            .rib
-            .held()
+        let mut out: Vec<RibEntry> = self
+            .table
+            .held(s)
             .map(|(p, _)| {
                 let d = self.destination(s, p);
                 let mut routes: Vec<RibRoute> = d
@@ -128,9 +128,9 @@ impl BgpEngine {
         let Some(&s) = self.by_device.get(&device) else {
             return Vec::new();
         };
-        let mut out: Vec<BestRoute> = self.rt[s.index()]
-            .rib
-            .held()
+        let mut out: Vec<BestRoute> = self
+            .table
+            .held(s)
             .filter_map(|(p, id)| {
                 let best = self.states.get(id).best()?;
                 Some(BestRoute {
@@ -157,9 +157,8 @@ impl BgpEngine {
         if let Some(kernel) = self.restart.kernel(s) {
             return kernel.to_vec();
         }
-        self.rt[s.index()]
-            .rib
-            .held()
+        self.table
+            .held(s)
             .filter_map(|(p, id)| {
                 let best = self.states.get(id).best()?;
                 (best.tag != LOCAL_TAG).then(|| (p, self.prefixes.net(p), best.attrs.next_hop))
@@ -180,9 +179,9 @@ impl BgpEngine {
         if self.restart.kernel(s).is_some() {
             return Vec::new();
         }
-        let mut out: Vec<(IpNet, Vec<IpAddr>)> = self.rt[s.index()]
-            .rib
-            .held()
+        let mut out: Vec<(IpNet, Vec<IpAddr>)> = self
+            .table
+            .held(s)
             .filter_map(|(p, id)| {
                 let state = self.states.get(id);
                 let best = state.best()?;

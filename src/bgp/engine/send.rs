@@ -182,7 +182,7 @@ impl BgpEngine {
     /// (before the export filter).
     pub(super) fn could_reach_a_peer(&self, s: SpeakerId, p: PrefixId) -> bool {
         let rib = &self.rt[s.index()].rib;
-        let state = self.states.get(rib.state(p));
+        let state = self.states.get(self.table.get(s, p));
         let tags = &self.rt[s.index()].tags;
         let reach = |h: &Held| match h.tag {
             LOCAL_TAG => self.reach(s, RouteSource::Local),

@@ -393,9 +393,8 @@ impl BgpEngine {
         source: RouteSource,
     ) -> Vec<(PrefixId, PathId)> {
         let tag = self.tag(s, source);
-        self.rt[s.index()]
-            .rib
-            .held()
+        self.table
+            .held(s)
             .flat_map(|(p, id)| {
                 self.states
                     .get(id)

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crate::bgp::decision::{self};
 use crate::bgp::rib::{
     Attrs, Destination, Held, LOCAL_TAG, Outcome, PrefixId, Route, RouteKey, RouteSource, State,
-    StateId, Step, Tag, Upsert,
+    StateId, Step, Tag, Upsert, either,
 };
 use crate::bgp::{SessionId, SpeakerId};
 
@@ -118,15 +118,15 @@ impl BgpEngine {
                 continue;
             }
             let sid = SpeakerId(s as u32);
-            let held: Vec<(PrefixId, Destination)> = self.rt[s]
-                .rib
-                .held()
+            let held: Vec<(PrefixId, Destination)> = self
+                .table
+                .held(sid)
                 .map(|(p, _)| (p, self.destination(sid, p)))
                 .collect();
             self.rt[s].tags = new;
             for (p, d) in held {
                 let id = self.intern(sid, &d);
-                self.rt[s].rib.set_state(p, id);
+                self.table.set(sid, p, id);
             }
         }
     }
@@ -149,7 +149,7 @@ impl BgpEngine {
 
     /// The candidates `s` holds for `p`, sources named by `s`'s sessions.
     pub(in crate::bgp) fn destination(&self, s: SpeakerId, p: PrefixId) -> Destination {
-        self.destination_of(s, self.rt[s.index()].rib.state(p))
+        self.destination_of(s, self.table.get(s, p))
     }
 
     fn destination_of(&self, s: SpeakerId, id: StateId) -> Destination {
@@ -198,7 +198,7 @@ impl BgpEngine {
         tag: Tag,
         attrs: Option<Attrs>,
     ) -> (StateId, StateId, Outcome) {
-        let from = self.rt[s.index()].rib.state(p);
+        let from = self.table.get(s, p);
         let memo = self.rt[s.index()].tags.class.map(|class| Step {
             from,
             class,
@@ -207,7 +207,7 @@ impl BgpEngine {
             attrs: Step::address(attrs.as_ref()),
         });
         if let Some((to, outcome)) = memo.as_ref().and_then(|m| self.states.recall(m)) {
-            self.rt[s.index()].rib.set_state(p, to);
+            self.table.set(s, p, to);
             return (from, to, outcome);
         }
         let mut d = self.destination_of(s, from);
@@ -238,7 +238,7 @@ impl BgpEngine {
             Outcome::Unchanged => from,
             _ => self.intern(s, &d),
         };
-        self.rt[s.index()].rib.set_state(p, to);
+        self.table.set(s, p, to);
         if let Some(m) = memo.filter(|_| !asked_underlay) {
             self.states.remember(m, kept, (to, outcome));
         }
@@ -248,12 +248,12 @@ impl BgpEngine {
     /// Runs the whole decision process on `d` again (a next hop's reachability or cost
     /// changed): the new state, with what happened.
     pub(super) fn redecide(&mut self, s: SpeakerId, p: PrefixId) -> (StateId, StateId, Outcome) {
-        let from = self.rt[s.index()].rib.state(p);
+        let from = self.table.get(s, p);
         let mut d = self.destination_of(s, from);
         self.run_decision(s, &mut d);
         let outcome = self.decided(from, &d, s);
         let to = self.intern(s, &d);
-        self.rt[s.index()].rib.set_state(p, to);
+        self.table.set(s, p, to);
         (from, to, outcome)
     }
 
@@ -294,6 +294,17 @@ impl BgpEngine {
         }
     }
 
+    /// The prefixes `s` holds a candidate for or advertised something for, in id order.
+    pub(in crate::bgp) fn prefixes_of(&self, s: SpeakerId) -> Vec<PrefixId> {
+        let held: Vec<PrefixId> = self.table.held(s).map(|(p, _)| p).collect();
+        let advertised: Vec<PrefixId> = self.rt[s.index()]
+            .rib
+            .advertisements()
+            .map(|(p, _)| p)
+            .collect();
+        either(&held, &advertised)
+    }
+
     /// Collects the states no speaker holds any more, when enough may have been dropped.
     pub(super) fn collect_states(&mut self) {
         if self.states.wants_collection() {
@@ -304,7 +315,7 @@ impl BgpEngine {
     /// Collects the states no speaker holds now, however few (the property test does after
     /// every step: collection renumbers states and changes nothing else).
     pub(crate) fn collect_unused_states(&mut self) {
-        let BgpEngine { states, rt, .. } = self;
-        states.collect(rt.iter_mut().flat_map(|r| r.rib.state_slots_mut()));
+        let BgpEngine { states, table, .. } = self;
+        states.collect(table.slots_mut());
     }
 }
