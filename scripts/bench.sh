@@ -295,7 +295,8 @@ trap 'rm -rf "$work"' EXIT
 for name in "${selected[@]}"; do
   file="$out/$name.yaml"
   nodes=$(awk '/count:/ {gsub(/[^0-9]/, "", $NF); n += $NF} /name: z[0-9]+-rr/ {n++} END {print n}' "$file")
-  pods=$(awk -F'replicas: ' '/replicas:/ {sub(/[^0-9].*/, "", $2); n += $2} END {print n}' "$file")
+  # The workloads' replicas at the start (the `-events` sizes scale them later: not counted).
+  pods=$(awk -F'replicas: ' '/^events:/ {exit} /replicas:/ {sub(/[^0-9].*/, "", $2); n += $2} END {print n}' "$file")
   sessions=$(awk -F'sessionsEstablished: ' '/sessionsEstablished/ {sub(/}.*/, "", $2); print $2}' "$file")
   for command in ${commands//,/ }; do
     status=PASS

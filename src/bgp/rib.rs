@@ -35,7 +35,7 @@ use smallvec::SmallVec;
 
 use super::SessionId;
 use super::decision::RouteStatus;
-use crate::model::hash::FastMap;
+use crate::model::hash::{FastMap, hash_of};
 
 /// A prefix, interned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -525,9 +525,16 @@ pub struct States {
     list: Vec<State>,
     index: FastMap<State, StateId>,
     memo: FastMap<Step, (StateId, Outcome, Option<Attrs>)>,
+    /// The steps recalled last, by a few bits of their hash: the clients of a reflector take
+    /// the same few steps one after another, and this small table stays in cache where the
+    /// memo does not. A copy of memo entries, emptied with it.
+    recent: Box<[Option<(Step, StateId, Outcome)>; RECENT]>,
     /// States held after the last collection.
     live: usize,
 }
+
+/// Entries of [`States`]' table of recent steps.
+const RECENT: usize = 64;
 
 /// States created beyond twice the live ones (and this slack) before a collection.
 const COLLECT_SLACK: usize = 1 << 16;
@@ -540,6 +547,7 @@ impl Default for States {
             list: vec![State::default()],
             index,
             memo: FastMap::default(),
+            recent: Box::new([None; RECENT]),
             live: 1,
         }
     }
@@ -560,8 +568,16 @@ impl States {
         id
     }
 
-    pub fn recall(&self, step: &Step) -> Option<(StateId, Outcome)> {
-        self.memo.get(step).map(|&(to, outcome, _)| (to, outcome))
+    pub fn recall(&mut self, step: &Step) -> Option<(StateId, Outcome)> {
+        let slot = (hash_of(step) as usize) % RECENT;
+        if let Some((s, to, outcome)) = self.recent[slot]
+            && s == *step
+        {
+            return Some((to, outcome));
+        }
+        let (to, outcome) = self.memo.get(step).map(|&(to, outcome, _)| (to, outcome))?;
+        self.recent[slot] = Some((*step, to, outcome));
+        Some((to, outcome))
     }
 
     /// Remembers `step`, taken with `attrs`, and where it led.
@@ -600,6 +616,7 @@ impl States {
             .collect();
         self.list = kept;
         self.memo.clear();
+        self.recent.fill(None);
         self.live = self.list.len();
     }
 }
