@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use crate::bgp::decision::{self};
+use crate::bgp::decision;
 use crate::bgp::rib::{
     Attrs, Destination, Held, LOCAL_TAG, Outcome, PrefixId, Route, RouteKey, RouteSource, State,
     StateId, Step, Tag, Upsert, either,
@@ -225,13 +225,13 @@ impl BgpEngine {
                 if admitted {
                     (Outcome::Admitted, asked)
                 } else {
-                    let ((), more) = self.run_decision(s, &mut d);
-                    (self.decided(from, &d, s), asked || more)
+                    let more = self.run_decision(s, &mut d);
+                    (self.decided(s, from, &d), asked || more)
                 }
             }
             Upsert::Replaced => {
-                let ((), asked) = self.run_decision(s, &mut d);
-                (self.decided(from, &d, s), asked)
+                let asked = self.run_decision(s, &mut d);
+                (self.decided(s, from, &d), asked)
             }
         };
         let to = match outcome {
@@ -245,30 +245,34 @@ impl BgpEngine {
         (from, to, outcome)
     }
 
-    /// Runs the whole decision process on `d` again (a next hop's reachability or cost
-    /// changed): the new state, with what happened.
+    /// Runs the whole decision process for `p` at `s` again (a next hop's reachability or
+    /// cost changed): the old and new states, with what happened. Never replayed: it runs
+    /// because the underlay changed, which no memo entry knows.
     pub(super) fn redecide(&mut self, s: SpeakerId, p: PrefixId) -> (StateId, StateId, Outcome) {
         let from = self.table.get(s, p);
         let mut d = self.destination_of(s, from);
         self.run_decision(s, &mut d);
-        let outcome = self.decided(from, &d, s);
+        let outcome = self.decided(s, from, &d);
         let to = self.intern(s, &d);
         self.table.set(s, p, to);
         (from, to, outcome)
     }
 
-    fn run_decision(&mut self, s: SpeakerId, d: &mut Destination) -> ((), bool) {
+    /// Runs the whole decision process on `d`, the candidates of `s`; returns whether it
+    /// asked the underlay.
+    fn run_decision(&mut self, s: SpeakerId, d: &mut Destination) -> bool {
         #[cfg(test)]
         {
             self.decisions += 1;
         }
-        self.deciding(s, |ctx| {
+        let ((), asked) = self.deciding(s, |ctx| {
             decision::run(&mut d.routes, ctx);
-        })
+        });
+        asked
     }
 
-    /// What the decision that made `d` out of state `from` changed.
-    fn decided(&self, from: StateId, d: &Destination, s: SpeakerId) -> Outcome {
+    /// What the decision that made `d` (the candidates of `s`) out of state `from` changed.
+    fn decided(&self, s: SpeakerId, from: StateId, d: &Destination) -> Outcome {
         let before = self.states.get(from).best();
         let after = d.best();
         let changed = match (before, after) {
