@@ -733,6 +733,9 @@ pub struct Rib {
     advertised: Vec<Option<AdvertisedChunk>>,
     /// How many destinations have a best route (the Loc-RIB's size).
     pub loc_rib_len: usize,
+    /// Counts the changes to what was advertised: what was computed from the advertisements
+    /// at one version holds until the next.
+    version: u64,
 }
 
 impl Rib {
@@ -756,8 +759,17 @@ impl Rib {
             self.advertised[chunk] = Some((0..CHUNK).map(|_| None).collect());
         }
         if let Some(c) = self.advertised[chunk].as_mut() {
-            c[p.index() % CHUNK] = adv.map(Box::new);
+            let slot = &mut c[p.index() % CHUNK];
+            if slot.is_some() || adv.is_some() {
+                self.version += 1;
+            }
+            *slot = adv.map(Box::new);
         }
+    }
+
+    /// The number of changes to what was advertised so far.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// What was last advertised, by prefix, in id order.
@@ -776,6 +788,7 @@ impl Rib {
     pub fn clear(&mut self) {
         self.advertised.clear();
         self.loc_rib_len = 0;
+        self.version += 1;
     }
 }
 

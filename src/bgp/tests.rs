@@ -475,6 +475,41 @@ fn a_reflector_shares_one_exported_route_among_the_full_tables_of_its_clients() 
 }
 
 #[test]
+fn clients_coming_up_while_nothing_changes_are_sent_one_shared_full_table() {
+    // As above: r0n0..r0n2 reflect for r0n3..r0n6, and only r0n3 originates. r0n4..r0n6 go
+    // down and come back; their sessions come up at instants the jitter spreads apart, and
+    // nothing a reflector advertises changes in between (the returning clients originate
+    // nothing). So each reflector walks its table once, for the first of the three, and
+    // sends the next two that very body: 3 tables built for 9 sessions, where building one
+    // per session would be 9.
+    let mut net = reflected(7, true);
+    net.originate("r0n3", "10.244.3.0/26");
+    net.settle();
+    for c in ["r0n4", "r0n5", "r0n6"] {
+        let d = net.dev(c);
+        let evs = net.engine.speaker_down(net.now, d);
+        net.push(evs);
+    }
+    net.settle();
+    let before = net.engine.full_tables_built;
+    for c in ["r0n4", "r0n5", "r0n6"] {
+        let d = net.dev(c);
+        let evs = net.engine.speaker_up(net.now, d);
+        net.push(evs);
+    }
+    net.settle();
+    assert_eq!(net.engine.full_tables_built - before, 3);
+    for c in ["r0n4", "r0n5", "r0n6"] {
+        let e = net.entry(c, "10.244.3.0/26").expect("learned again");
+        assert_eq!(
+            e.routes.len(),
+            3,
+            "{c} hears the block from every reflector"
+        );
+    }
+}
+
+#[test]
 fn a_client_of_one_reflector_is_reached_through_the_other_reflector_of_its_cluster() {
     // r0n0 and r0n1 reflect for cluster 1.1.1.1 and peer as plain iBGP (Calico: same cluster
     // ID, no `rr client`). r0n2 peers with both; r0n3 (asymmetric) with r0n0 only.

@@ -37,7 +37,7 @@ impl BgpEngine {
         out: &mut Scheduled,
     ) {
         let tag = self.tag(s, key.source);
-        self.set_tagged(now, s, p, key, tag, attrs, out);
+        self.set_tagged(now, s, p, key, tag, attrs.as_ref(), out);
     }
 
     /// [`BgpEngine::set_route`] with the tag `s` gives `key`'s source (`shared.rs`), which
@@ -50,11 +50,11 @@ impl BgpEngine {
         p: PrefixId,
         key: RouteKey,
         tag: Tag,
-        attrs: Option<Attrs>,
+        attrs: Option<&Attrs>,
         out: &mut Scheduled,
     ) {
-        let (from, to, outcome) = self.step(s, p, key, tag, attrs);
-        self.record(now, s, p, from, to, outcome, out);
+        let step = self.step(s, p, key, tag, attrs);
+        self.record(now, s, p, step.from, step.to, step.outcome, out);
     }
 
     /// Runs the decision process for one prefix of one speaker again (a next hop became
@@ -69,7 +69,7 @@ impl BgpEngine {
     /// the best changes no Loc-RIB, and no export but over ADD-PATH, where every candidate
     /// goes out; so does a decision that keeps the best.
     #[allow(clippy::too_many_arguments)]
-    fn record(
+    pub(super) fn record(
         &mut self,
         now: SimTime,
         s: SpeakerId,

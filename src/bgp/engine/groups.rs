@@ -22,6 +22,7 @@
 //! runs its own decisions).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use ipnet::IpNet;
 use smallvec::SmallVec;
@@ -30,8 +31,8 @@ use crate::bgp::SessionId;
 use crate::bgp::policy::ExportSession;
 use crate::bgp::rib::{Advertised, Attrs, PathId, PrefixId, RouteSource};
 
-use super::BgpEngine;
 use super::send::SourcedView;
+use super::{BgpEngine, UpdateBody};
 
 /// A session id no session has: the receiving end of a view shared by a whole profile, on
 /// which no path was learned.
@@ -148,9 +149,26 @@ impl ExportProfile {
 /// walks the prefixes in order); an entry is used only while the advertisement it was
 /// computed from is still the same ([`Advertised::same_as`]); a speaker's entries are dropped
 /// when it is wiped, all of them when the peering is reconfigured.
+///
+/// It also keeps the last full table built for each profile, as one body: the next session
+/// of that profile coming up while the advertisements are the same (the RIB's version), and
+/// on which none of its paths was learned, is sent that very body — which its receiver
+/// then applies by the steps the body's earlier receivers took (`shared.rs`).
 #[derive(Clone, Debug, Default)]
 pub(super) struct TableViews {
     by_prefix: Vec<Vec<TableView>>,
+    tables: Vec<FullTable>,
+}
+
+/// A full table built for a profile.
+#[derive(Clone, Debug)]
+struct FullTable {
+    profile: ExportProfile,
+    /// The RIB's version it was built at.
+    version: u64,
+    /// The sessions its paths were learned on (none of them may be sent it), sorted.
+    learned_on: Vec<SessionId>,
+    body: Arc<UpdateBody>,
 }
 
 #[derive(Clone, Debug)]
@@ -193,6 +211,43 @@ impl TableViews {
             }
         };
         &kept[i].view
+    }
+
+    /// The full table built for `profile` at RIB version `version`, if it may go to `x`.
+    pub(super) fn full_table(
+        &self,
+        profile: ExportProfile,
+        version: u64,
+        x: SessionId,
+    ) -> Option<&Arc<UpdateBody>> {
+        self.tables
+            .iter()
+            .find(|t| t.profile == profile && t.version == version)
+            .filter(|t| t.learned_on.binary_search(&x).is_err())
+            .map(|t| &t.body)
+    }
+
+    /// Keeps `body`, the full table of `profile` at RIB version `version` less the paths
+    /// learned on `x`, which it includes none of, for the next session of the profile.
+    pub(super) fn keep_full_table(
+        &mut self,
+        profile: ExportProfile,
+        version: u64,
+        mut learned_on: Vec<SessionId>,
+        body: &Arc<UpdateBody>,
+    ) {
+        learned_on.sort_unstable();
+        learned_on.dedup();
+        let table = FullTable {
+            profile,
+            version,
+            learned_on,
+            body: body.clone(),
+        };
+        match self.tables.iter_mut().find(|t| t.profile == profile) {
+            Some(t) => *t = table,
+            None => self.tables.push(table),
+        }
     }
 }
 

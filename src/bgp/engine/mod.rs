@@ -87,13 +87,11 @@ pub enum BgpEvent {
     /// UPDATEs reach their receivers (each is then queued for processing), in the order
     /// they were sent.
     Deliver { batch: BatchId },
-    /// The speaker finishes processing the message at the head of its queue.
-    ProcessNext {
-        speaker: SpeakerId,
-        incarnation: u32,
-    },
-    /// Several speakers finish processing the message at the head of their queues, in
-    /// this order (each as a `ProcessNext` would).
+    /// A speaker finishes processing a message (an [`InProcess`]) and starts on the next
+    /// one waiting, if any.
+    ProcessNext { message: BatchId },
+    /// Several speakers finish processing a message, in this order (each as a
+    /// `ProcessNext` would).
     ProcessMany { batch: BatchId },
     /// The speaker sends the changes decided at this instant.
     Flush {
@@ -178,6 +176,17 @@ struct Delivery {
     update: Update,
 }
 
+/// A message a speaker started processing, with the speaker and its incarnation then. It
+/// travels in the event that finishes it rather than at the head of the speaker's queue, so
+/// finishing it reads the event's batch (consecutive in memory) and not each receiver's
+/// queue.
+#[derive(Debug)]
+struct InProcess {
+    speaker: SpeakerId,
+    incarnation: u32,
+    delivery: Delivery,
+}
+
 /// UPDATEs leaving in one handler, grouped by arrival instant in the order they were sent.
 /// Messages sent one after another arrive one after another at the same instant, so one
 /// event per instant delivers them in exactly the order separate events would.
@@ -254,7 +263,9 @@ pub(super) struct SpeakerRt {
     /// The nets of `originated` that are static routes (Service CIDRs and /32s,
     /// `statics.rs`), sorted.
     statics: Vec<IpNet>,
-    inbox: VecDeque<(u32, Update)>,
+    /// Messages waiting while the speaker processes another (which is in the event that
+    /// finishes it, [`InProcess`]).
+    inbox: VecDeque<Delivery>,
     processing: bool,
     dirty: BTreeSet<PrefixId>,
     flush_scheduled: bool,
@@ -328,8 +339,9 @@ pub struct BgpEngine {
     pub(super) underlay: Underlay,
     /// UPDATEs in flight, by arrival instant.
     in_flight: Slots<Vec<Delivery>>,
-    /// Speakers (with their incarnation) finishing a message at one instant.
-    finishing: Slots<Vec<(SpeakerId, u32)>>,
+    /// A speaker finishing a message; several finishing at one instant.
+    in_process: Slots<InProcess>,
+    finishing: Slots<Vec<InProcess>>,
     options: LogOptions,
     /// Whether any line is written down at all (`session.rs`, `BgpEngine::keep_lines`).
     pub(super) lines_kept: bool,
@@ -356,6 +368,8 @@ pub struct BgpEngine {
     pub(super) states: States,
     /// Which state each speaker holds for each prefix.
     pub(super) table: StateTable,
+    /// The steps the last receivers of a few UPDATE bodies took (`shared.rs`).
+    body_steps: shared::BodySteps,
     /// Whether speakers name sources so as to share states and replay each other's steps
     /// (`shared.rs`); off only for the property test's per-speaker reference.
     shared_states: bool,
@@ -367,6 +381,10 @@ pub struct BgpEngine {
     /// Destinations `link_changed` looked at so far (tests measure what an event costs).
     #[cfg(test)]
     pub(crate) link_examined: u64,
+    /// Full tables built by walking a reflector's advertisements, rather than sent again
+    /// (tests measure what a session coming up costs).
+    #[cfg(test)]
+    pub(crate) full_tables_built: u64,
 }
 
 impl BgpEngine {
@@ -407,6 +425,7 @@ impl BgpEngine {
             settings: *settings,
             underlay: Underlay::new(topology),
             in_flight: Slots::default(),
+            in_process: Slots::default(),
             finishing: Slots::default(),
             options: LogOptions::default(),
             lines_kept: true,
@@ -422,12 +441,15 @@ impl BgpEngine {
             update_groups: true,
             states: States::default(),
             table: StateTable::default(),
+            body_steps: shared::BodySteps::default(),
             shared_states: true,
             next_hop_origins: next_hops::NextHopOrigins::default(),
             #[cfg(test)]
             decisions: 0,
             #[cfg(test)]
             link_examined: 0,
+            #[cfg(test)]
+            full_tables_built: 0,
         };
         let tags = engine.name_sources();
         for (r, tags) in engine.rt.iter_mut().zip(tags) {
@@ -526,13 +548,14 @@ impl BgpEngine {
                 self.on_established(now, session, epoch, &mut out)
             }
             BgpEvent::Deliver { batch } => self.on_deliver(now, batch, &mut out),
-            BgpEvent::ProcessNext {
-                speaker,
-                incarnation,
-            } => self.on_process_next(now, speaker, incarnation, &mut out),
+            BgpEvent::ProcessNext { message } => {
+                if let Some(m) = self.in_process.take(message) {
+                    self.on_process_next(now, m, &mut out);
+                }
+            }
             BgpEvent::ProcessMany { batch } => {
-                for (speaker, incarnation) in self.finishing.take(batch).unwrap_or_default() {
-                    self.on_process_next(now, speaker, incarnation, &mut out);
+                for m in self.finishing.take(batch).unwrap_or_default() {
+                    self.on_process_next(now, m, &mut out);
                 }
             }
             BgpEvent::Flush {

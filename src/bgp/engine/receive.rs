@@ -7,7 +7,7 @@ use crate::bgp::policy::import_check;
 use crate::bgp::rib::{PathId, PrefixId, RouteKey, RouteSource};
 use crate::model::time::{SimDuration, SimTime};
 
-use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update};
+use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, InProcess, Scheduled, Update};
 
 impl BgpEngine {
     /// Queues each arriving UPDATE at its receiver; receivers that were idle start on it
@@ -16,33 +16,37 @@ impl BgpEngine {
         let Some(deliveries) = self.in_flight.take(batch) else {
             return;
         };
-        let mut finishing: Vec<(SimTime, Vec<(SpeakerId, u32)>)> = Vec::new();
-        for Delivery { epoch, update } in deliveries {
-            if self.srt[update.session.index()].epoch != epoch {
+        let mut finishing: Vec<(SimTime, Vec<InProcess>)> = Vec::new();
+        for delivery in deliveries {
+            let update = &delivery.update;
+            if self.srt[update.session.index()].epoch != delivery.epoch {
                 continue;
             }
             let to = update.to;
-            let cost = self.processing_cost(&update);
+            let at = now + self.processing_cost(update);
             let r = &mut self.rt[to.index()];
             if !r.up {
                 continue;
             }
-            r.inbox.push_back((epoch, update));
-            if !r.processing {
-                r.processing = true;
-                let at = now + cost;
-                let entry = (to, r.incarnation);
-                match finishing.iter_mut().find(|(t, _)| *t == at) {
-                    Some((_, group)) => group.push(entry),
-                    None => finishing.push((at, vec![entry])),
-                }
+            if r.processing {
+                r.inbox.push_back(delivery);
+                continue;
+            }
+            r.processing = true;
+            let started = InProcess {
+                speaker: to,
+                incarnation: r.incarnation,
+                delivery,
+            };
+            match finishing.iter_mut().find(|(t, _)| *t == at) {
+                Some((_, group)) => group.push(started),
+                None => finishing.push((at, vec![started])),
             }
         }
-        for (at, group) in finishing {
-            let event = match group[..] {
-                [(speaker, incarnation)] => BgpEvent::ProcessNext {
-                    speaker,
-                    incarnation,
+        for (at, mut group) in finishing {
+            let event = match group.len() {
+                1 => BgpEvent::ProcessNext {
+                    message: self.in_process.put(group.remove(0)),
                 },
                 _ => BgpEvent::ProcessMany {
                     batch: self.finishing.put(group),
@@ -60,42 +64,41 @@ impl BgpEngine {
                 .saturating_mul(update.prefix_count() as u64)
     }
 
-    pub(super) fn on_process_next(
-        &mut self,
-        now: SimTime,
-        s: SpeakerId,
-        incarnation: u32,
-        out: &mut Scheduled,
-    ) {
+    /// A speaker has processed a message: it applies it (if its session still stands) and
+    /// starts on the next one waiting, or, with none, sends what it decided.
+    pub(super) fn on_process_next(&mut self, now: SimTime, done: InProcess, out: &mut Scheduled) {
+        let InProcess {
+            speaker: s,
+            incarnation,
+            delivery,
+        } = done;
         let r = &mut self.rt[s.index()];
         if r.incarnation != incarnation || !r.up {
             return;
         }
-        let Some((epoch, update)) = r.inbox.pop_front() else {
-            r.processing = false;
-            return;
-        };
-        let x = update.session;
-        if self.srt[x.index()].epoch == epoch
+        // While the message is applied, `processing` says whether others wait behind it
+        // (`schedule_export` holds the flush until the last).
+        r.processing = !r.inbox.is_empty();
+        let x = delivery.update.session;
+        if self.srt[x.index()].epoch == delivery.epoch
             && self.sessions[x.index()].state == SessionState::Established
         {
-            self.apply(now, s, update, out);
+            self.apply(now, s, &delivery.update, out);
         }
-        let r = &mut self.rt[s.index()];
-        let next = r.inbox.front().map(|(_, u)| u.prefix_count());
+        let next = self.rt[s.index()].inbox.pop_front();
         match next {
-            Some(n) => {
-                let cost = self.settings.processing_delay
-                    + self.settings.per_prefix_delay.saturating_mul(n as u64);
-                out.push((
-                    now + cost,
-                    BgpEvent::ProcessNext {
-                        speaker: s,
-                        incarnation,
-                    },
-                ));
+            Some(next) => {
+                let at = now + self.processing_cost(&next.update);
+                self.rt[s.index()].processing = true;
+                let message = self.in_process.put(InProcess {
+                    speaker: s,
+                    incarnation,
+                    delivery: next,
+                });
+                out.push((at, BgpEvent::ProcessNext { message }));
             }
             None => {
+                let r = &mut self.rt[s.index()];
                 r.processing = false;
                 if !r.dirty.is_empty() && !r.flush_scheduled {
                     r.flush_scheduled = true;
@@ -116,7 +119,7 @@ impl BgpEngine {
         &mut self,
         now: SimTime,
         s: SpeakerId,
-        update: Update,
+        update: &Update,
         out: &mut Scheduled,
     ) {
         let x = update.session;
@@ -128,25 +131,59 @@ impl BgpEngine {
         let ebgp = sess.session_type == SessionType::Ebgp;
         let from_client = sess.side_of(s).is_some_and(|side| sess.reflects[side]);
         let tag = self.tag(s, RouteSource::Peer(x));
-        self.rt[s.index()].received += 1;
-        for &(p, path) in &update.body.withdrawn {
-            self.set_tagged(now, s, p, key(path), tag, None, out);
-        }
-        for (p, path, attrs) in &update.body.announced {
-            let (p, path, attrs) = (*p, *path, attrs.clone());
-            match import_check(&attrs, ebgp, from_client, &self.speakers[s.index()]) {
-                Err(why) => {
-                    if self.options.routes {
-                        let subject = format!("{} <- {}", self.name(s), self.name(update.from));
-                        let outcome = format!("{} rejected: {why}", self.prefixes.net(p));
-                        self.note(now, BgpLogKind::RouteRejected, subject, outcome);
-                    } else {
-                        self.last_activity = self.last_activity.max(now);
+        let r = &mut self.rt[s.index()];
+        r.received += 1;
+        // Where this body's routes were applied from the same states before, the steps are
+        // taken again by position (`shared.rs`).
+        let slot = r
+            .tags
+            .class
+            .map(|class| self.body_steps.slot(&update.body, class, tag));
+        let withdrawn = update
+            .body
+            .withdrawn
+            .iter()
+            .map(|&(p, path)| (p, path, None));
+        let announced =
+            (update.body.announced.iter()).map(|(p, path, attrs)| (*p, *path, Some(attrs)));
+        for (i, (p, path, attrs)) in withdrawn.chain(announced).enumerate() {
+            let accepted = match attrs {
+                Some(attrs) => {
+                    match import_check(attrs, ebgp, from_client, &self.speakers[s.index()]) {
+                        Ok(()) => true,
+                        Err(why) => {
+                            if self.options.routes {
+                                let subject =
+                                    format!("{} <- {}", self.name(s), self.name(update.from));
+                                let outcome = format!("{} rejected: {why}", self.prefixes.net(p));
+                                self.note(now, BgpLogKind::RouteRejected, subject, outcome);
+                            } else {
+                                self.last_activity = self.last_activity.max(now);
+                            }
+                            false
+                        }
                     }
-                    self.set_tagged(now, s, p, key(path), tag, None, out);
                 }
-                Ok(()) => self.set_tagged(now, s, p, key(path), tag, Some(attrs), out),
-            }
+                None => true,
+            };
+            let attrs = attrs.filter(|_| accepted);
+            let from = self.table.get(s, p);
+            let replayed = slot.and_then(|slot| self.body_steps.get(slot, i, from, accepted));
+            let (to, outcome) = match replayed {
+                Some((to, outcome)) => {
+                    self.table.set(s, p, to);
+                    (to, outcome)
+                }
+                None => {
+                    let step = self.step(s, p, key(path), tag, attrs);
+                    if let Some(slot) = slot.filter(|_| step.replayable) {
+                        self.body_steps
+                            .put(slot, i, from, accepted, (step.to, step.outcome));
+                    }
+                    (step.to, step.outcome)
+                }
+            };
+            self.record(now, s, p, from, to, outcome, out);
         }
         let body = &update.body;
         if body.end_of_rib || !self.restart.is_idle() {

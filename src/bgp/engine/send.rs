@@ -140,7 +140,20 @@ impl BgpEngine {
         p: PrefixId,
         out: &mut Scheduled,
     ) {
-        if self.rt[s.index()].dirty.contains(&p) {
+        let r = &self.rt[s.index()];
+        if r.tags.plain
+            && r.rib.advertised(p).is_none()
+            && !(self.states.get(self.table.get(s, p)).held)
+                .iter()
+                .any(|h| h.tag == LOCAL_TAG)
+        {
+            // A plain iBGP speaker passes on nothing it learned (`Tags::plain`: it has no
+            // eBGP peer and no client), so with no route of its own for `p` and nothing
+            // advertised no peer can see a difference: what follows would find that out
+            // and record nothing.
+            return;
+        }
+        if r.dirty.contains(&p) {
             return;
         }
         if !self.could_reach_a_peer(s, p) {
@@ -163,8 +176,9 @@ impl BgpEngine {
         r.dirty.insert(p);
         // A speaker with more messages waiting sends once it has worked through them (BIRD
         // exports after its event loop drains its input), so a burst leaves as one UPDATE
-        // per peer; `on_process_next` schedules the flush when the queue empties.
-        let busy = r.processing && !r.inbox.is_empty();
+        // per peer; `on_process_next` schedules the flush when the queue empties. (While a
+        // message is applied, `processing` says whether others wait behind it.)
+        let busy = r.processing;
         if !r.flush_scheduled && !busy {
             r.flush_scheduled = true;
             out.push((
@@ -575,17 +589,46 @@ impl BgpEngine {
             // Update groups (`groups.rs`): the profile's shared view, minus the paths
             // learned on `x` itself (the only paths `x` would not be sent).
             let (any, add_paths, profile) = self.shared_end(x, side);
+            let version = r.rib.version();
+            if let Some(body) = r.table_views.full_table(profile, version, x) {
+                let body = body.clone();
+                self.rt[s.index()].exports = exports;
+                self.send(now, s, x, body, arrivals);
+                return;
+            }
+            #[cfg(test)]
+            {
+                self.full_tables_built += 1;
+            }
             let mut tables = std::mem::take(&mut self.rt[s.index()].table_views);
             let r = &self.rt[s.index()];
+            // The sessions the table's paths were learned on; whether some were `x`'s own
+            // (then the body is `x`'s alone).
+            let (mut learned_on, mut own) = (Vec::new(), false);
             for (p, adv) in r.rib.advertisements() {
                 let view = tables.get_or_compute(p, profile, adv, || {
                     self.sourced_view(s, &any, add_paths, p, Some(adv), &mut exports)
                 });
                 for (path, a, source) in view {
-                    if *source != RouteSource::Peer(x) {
-                        batch.announced.push((p, *path, a.clone()));
+                    match *source {
+                        RouteSource::Peer(y) if y == x => {
+                            own = true;
+                            continue;
+                        }
+                        RouteSource::Peer(y) => learned_on.push(y),
+                        RouteSource::Local => {}
                     }
+                    batch.announced.push((p, *path, a.clone()));
                 }
+            }
+            if !own && !batch.announced.is_empty() {
+                batch.end_of_rib = true;
+                let body = Arc::new(batch);
+                tables.keep_full_table(profile, version, learned_on, &body);
+                self.rt[s.index()].table_views = tables;
+                self.rt[s.index()].exports = exports;
+                self.send(now, s, x, body, arrivals);
+                return;
             }
             self.rt[s.index()].table_views = tables;
         } else {

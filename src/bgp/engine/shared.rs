@@ -27,8 +27,9 @@ use crate::bgp::rib::{
     StateId, Step, Tag, Upsert, either,
 };
 use crate::bgp::{SessionId, SpeakerId};
+use crate::model::hash::FastMap;
 
-use super::BgpEngine;
+use super::{BgpEngine, UpdateBody};
 
 /// The tag of a session named by itself.
 const SESSION_TAG: Tag = 1 << 31;
@@ -69,6 +70,108 @@ impl Tags {
         let i = self.peers.partition_point(|(p, _)| *p < peer);
         RouteSource::Peer(self.peers[i].1)
     }
+}
+
+/// The steps the last receivers of a few UPDATE bodies took, by the position of each route
+/// in the body. A reflector's clients apply one shared body one after another, mostly from
+/// the same states, so the next client's step is the last one's, found by position rather
+/// than by hashing into the memo. An entry is a memo entry (the same rules: the same class
+/// and tag, never a step that asked the underlay), and goes with the memo when a collection
+/// renumbers states. Each slot holds its body, so the body's address, and the attributes'
+/// addresses in it, are not reused while the slot names them.
+#[derive(Debug, Default)]
+pub(super) struct BodySteps {
+    slots: Vec<BodySlot>,
+    /// Which slot holds which body (by address), class and tag.
+    index: FastMap<(usize, u32, Tag), usize>,
+    /// The slot taken next once every slot is used (round robin).
+    next: usize,
+}
+
+/// How many bodies' steps are kept: a reflector flushes again while its last UPDATE is
+/// still reaching far racks, so several bodies (of every reflector) are being applied at
+/// any time.
+const BODY_SLOTS: usize = 64;
+
+#[derive(Debug, Default)]
+struct BodySlot {
+    body: Option<Arc<UpdateBody>>,
+    key: (usize, u32, Tag),
+    /// Per route of the body (withdrawals first): the state stepped from, whether the route
+    /// passed the import check, and the state stepped to with what happened.
+    steps: Vec<Option<(StateId, bool, StateId, Outcome)>>,
+}
+
+/// A slot of [`BodySteps`] for one receiver's application of a body.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BodySlotId(usize);
+
+impl BodySteps {
+    /// The slot for `body` applied by a speaker of `class` naming its sender `tag`, emptied
+    /// and taken over if none is.
+    pub(super) fn slot(&mut self, body: &Arc<UpdateBody>, class: u32, tag: Tag) -> BodySlotId {
+        let key = (Arc::as_ptr(body) as usize, class, tag);
+        if let Some(&i) = self.index.get(&key) {
+            return BodySlotId(i);
+        }
+        let i = if self.slots.len() < BODY_SLOTS {
+            self.slots.push(BodySlot::default());
+            self.slots.len() - 1
+        } else {
+            let i = self.next;
+            self.next = (i + 1) % BODY_SLOTS;
+            self.index.remove(&self.slots[i].key);
+            i
+        };
+        self.index.insert(key, i);
+        let slot = &mut self.slots[i];
+        slot.body = Some(body.clone());
+        slot.key = key;
+        slot.steps.clear();
+        slot.steps.resize(body.prefix_count(), None);
+        BodySlotId(i)
+    }
+
+    /// The step route `i` of the slot's body took from state `from` (`accepted`: whether it
+    /// passed the import check), if a receiver took it.
+    pub(super) fn get(
+        &self,
+        slot: BodySlotId,
+        i: usize,
+        from: StateId,
+        accepted: bool,
+    ) -> Option<(StateId, Outcome)> {
+        match self.slots[slot.0].steps[i] {
+            Some((f, a, to, outcome)) if f == from && a == accepted => Some((to, outcome)),
+            _ => None,
+        }
+    }
+
+    pub(super) fn put(
+        &mut self,
+        slot: BodySlotId,
+        i: usize,
+        from: StateId,
+        accepted: bool,
+        (to, outcome): (StateId, Outcome),
+    ) {
+        self.slots[slot.0].steps[i] = Some((from, accepted, to, outcome));
+    }
+
+    /// Forgets every step (state ids are about to be renumbered).
+    pub(super) fn clear(&mut self) {
+        *self = BodySteps::default();
+    }
+}
+
+/// A step of a speaker's state for a prefix, as [`BgpEngine::step`] took it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Stepped {
+    pub(super) from: StateId,
+    pub(super) to: StateId,
+    pub(super) outcome: Outcome,
+    /// Whether another speaker of the class may replay it (`BodySteps`, the memo).
+    pub(super) replayable: bool,
 }
 
 impl BgpEngine {
@@ -196,24 +299,29 @@ impl BgpEngine {
         p: PrefixId,
         key: RouteKey,
         tag: Tag,
-        attrs: Option<Attrs>,
-    ) -> (StateId, StateId, Outcome) {
+        attrs: Option<&Attrs>,
+    ) -> Stepped {
         let from = self.table.get(s, p);
         let memo = self.rt[s.index()].tags.class.map(|class| Step {
             from,
             class,
             tag,
             path: key.path,
-            attrs: Step::address(attrs.as_ref()),
+            attrs: Step::address(attrs),
         });
         if let Some((to, outcome)) = memo.as_ref().and_then(|m| self.states.recall(m)) {
             self.table.set(s, p, to);
-            return (from, to, outcome);
+            return Stepped {
+                from,
+                to,
+                outcome,
+                replayable: true,
+            };
         }
         let mut d = self.destination_of(s, from);
-        let kept = attrs.clone().filter(|_| memo.is_some());
+        let kept = attrs.filter(|_| memo.is_some()).cloned();
         let change = match attrs {
-            Some(attrs) => d.upsert(key, attrs),
+            Some(attrs) => d.upsert(key, attrs.clone()),
             None if d.remove(key) => Upsert::Replaced,
             None => Upsert::Unchanged,
         };
@@ -239,10 +347,16 @@ impl BgpEngine {
             _ => self.intern(s, &d),
         };
         self.table.set(s, p, to);
-        if let Some(m) = memo.filter(|_| !asked_underlay) {
+        let replayable = memo.is_some() && !asked_underlay;
+        if let Some(m) = memo.filter(|_| replayable) {
             self.states.remember(m, kept, (to, outcome));
         }
-        (from, to, outcome)
+        Stepped {
+            from,
+            to,
+            outcome,
+            replayable,
+        }
     }
 
     /// Runs the whole decision process for `p` at `s` again (a next hop's reachability or
@@ -319,7 +433,84 @@ impl BgpEngine {
     /// Collects the states no speaker holds now, however few (the property test does after
     /// every step: collection renumbers states and changes nothing else).
     pub(crate) fn collect_unused_states(&mut self) {
-        let BgpEngine { states, table, .. } = self;
+        let BgpEngine {
+            states,
+            table,
+            body_steps,
+            ..
+        } = self;
+        body_steps.clear();
         states.collect(table.slots_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bgp::rib::PathId;
+
+    fn body() -> Arc<UpdateBody> {
+        Arc::new(UpdateBody {
+            withdrawn: vec![(PrefixId(1), PathId(0))],
+            announced: Vec::new(),
+            end_of_rib: false,
+        })
+    }
+
+    const STEP: (StateId, Outcome) = (
+        StateId(7),
+        Outcome::Decided {
+            changed: true,
+            fib_changed: true,
+        },
+    );
+
+    #[test]
+    fn a_step_is_found_by_body_identity_position_and_start() {
+        let mut steps = BodySteps::default();
+        let (b, twin) = (body(), body());
+        let slot = steps.slot(&b, 64512, 3);
+        steps.put(slot, 0, StateId(2), true, STEP);
+        let again = steps.slot(&b, 64512, 3);
+        assert_eq!(steps.get(again, 0, StateId(2), true), Some(STEP));
+        assert_eq!(steps.get(again, 0, StateId(5), true), None, "another start");
+        assert_eq!(
+            steps.get(again, 0, StateId(2), false),
+            None,
+            "rejected on import"
+        );
+        // An equal body that is another message, another class or another sender are
+        // slots of their own.
+        for other in [
+            steps.slot(&twin, 64512, 3),
+            steps.slot(&b, 64513, 3),
+            steps.slot(&b, 64512, 4),
+        ] {
+            assert_eq!(steps.get(other, 0, StateId(2), true), None);
+        }
+        steps.clear();
+        let slot = steps.slot(&b, 64512, 3);
+        assert_eq!(steps.get(slot, 0, StateId(2), true), None, "cleared");
+    }
+
+    #[test]
+    fn the_oldest_body_makes_room_once_every_slot_is_taken() {
+        let mut steps = BodySteps::default();
+        let first = body();
+        let slot = steps.slot(&first, 64512, 3);
+        steps.put(slot, 0, StateId(2), true, STEP);
+        let others: Vec<Arc<UpdateBody>> = (0..BODY_SLOTS - 1).map(|_| body()).collect();
+        for b in &others {
+            steps.slot(b, 64512, 3);
+        }
+        let slot = steps.slot(&first, 64512, 3);
+        assert_eq!(
+            steps.get(slot, 0, StateId(2), true),
+            Some(STEP),
+            "still kept"
+        );
+        steps.slot(&body(), 64512, 3);
+        let slot = steps.slot(&first, 64512, 3);
+        assert_eq!(steps.get(slot, 0, StateId(2), true), None, "pushed out");
     }
 }
