@@ -10,16 +10,16 @@
 //! profile that did not provide one of its paths gets the same view — computed once per
 //! profile ([`GroupViews`]) — and only the sessions a path was learned on are computed on
 //! their own. A reflector's change then costs one export per profile instead of one per
-//! client; each client still gets its own UPDATE (MRAI and the in-flight order stay per
-//! session).
+//! client, and the clients that see every change of a flush as their profile does share
+//! one UPDATE body (`send.rs`, `flush`); each still gets its own message (MRAI and the
+//! in-flight order stay per session).
 //!
 //! Invariant: a grouped view is exactly the view the session would compute on its own (the
 //! same attributes; the same `Arc` while the speaker's `ExportCache` keeps it). The engine
 //! keeps the per-session computation ([`BgpEngine::set_update_groups`]`(false)`) as the
 //! oracle of the property test in `src/bgp/tests/update_groups.rs`.
 //!
-//! Not here: sharing on the receiving side (every client still keeps its own Adj-RIB-In and
-//! runs its own decisions).
+//! Not here: sharing on the receiving side (`shared.rs`: interned states, replayed steps).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -85,6 +85,11 @@ impl GroupViews {
             learned_on,
             by_profile: SmallVec::new(),
         }
+    }
+
+    /// The sessions that must be computed on their own.
+    pub(super) fn learned_on(&self) -> &[SessionId] {
+        &self.learned_on
     }
 
     /// Whether session `x` must be computed on its own.

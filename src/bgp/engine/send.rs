@@ -10,7 +10,6 @@
 //! session's *view* of a prefix: path id → attributes, at most one entry (id 0) without
 //! ADD-PATH; a change goes out as the difference of two views.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -27,7 +26,7 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
-use super::groups::{Change, GroupViews};
+use super::groups::{Change, ExportProfile, GroupViews};
 use super::{
     Arrivals, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update, UpdateBody, VISIT_ALL,
     VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
@@ -386,12 +385,19 @@ impl BgpEngine {
     }
 
     /// Sends every change marked since the last flush, one UPDATE per peer.
+    ///
+    /// Session by session: each peer's body is built in one go from the prefixes' changes,
+    /// computed once per export profile (`groups.rs`), and the peers of one profile that see
+    /// every change as their group does (none of its paths was learned from them, nothing
+    /// is held by MRAI) share one body built once — a reflector's flush to thousands of
+    /// clients costs one body and a send per client, not a queued change per client and
+    /// prefix.
     pub(super) fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
         let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
         let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
-        let mut batches = Batches::default();
+        let mut changed: Vec<Changed> = Vec::new();
+        let mut seen = 0;
         for p in dirty {
-            batches.next_prefix();
             let Some((old, new)) = self.advertisement_change(s, p) else {
                 continue;
             };
@@ -401,56 +407,105 @@ impl BgpEngine {
                 self.rt[s.index()].rib.set_advertised(p, adv);
             }
             let mask = self.masked_lists(s, self.visit_mask_of_both(s, &old, &new));
-            let r = &self.rt[s.index()];
-            let lists: [(u8, &Vec<SessionId>); 3] = [
-                (VISIT_EBGP, &r.ebgp),
-                (VISIT_CLIENTS, &r.clients),
-                (VISIT_NON_CLIENTS, &r.non_clients),
-            ];
-            let targets: Vec<SessionId> = lists
-                .iter()
-                .filter(|(bit, _)| mask & bit != 0)
-                .flat_map(|(_, l)| l.iter().copied())
-                .filter(|x| self.sessions[x.index()].state == SessionState::Established)
-                .collect();
-            // Update groups (`groups.rs`): one computation per export profile.
-            let mut groups = GroupViews::new(old.as_ref(), new.as_ref());
-            for x in targets {
-                let Some(side) = self.sessions[x.index()].side_of(s) else {
-                    continue;
-                };
-                let own;
-                let shared = if self.update_groups && !groups.alone(x) {
-                    let profile = self.export_profile(x, side);
-                    match groups.get(&profile) {
-                        Some(c) => c,
-                        None => {
-                            let c = self.changes_for(s, x, side, p, (&old, &new), &mut exports);
-                            groups.put(profile, c)
-                        }
-                    }
-                } else {
-                    own = self.changes_for(s, x, side, p, (&old, &new), &mut exports);
-                    &own[..]
-                };
-                for (path, e_old, e_new) in shared {
-                    let (e_old, e_new) = (e_old.clone(), e_new.clone());
-                    self.queue_change(now, x, side, (p, *path), e_old, e_new, &mut batches, out);
-                }
-            }
+            seen |= mask;
+            let groups = GroupViews::new(old.as_ref(), new.as_ref());
+            changed.push(Changed {
+                p,
+                old,
+                new,
+                mask,
+                groups,
+            });
         }
-        self.rt[s.index()].exports = exports;
-        // Peers getting the same change share one body.
+        // The sessions that see some change, in id order, with their list and their place
+        // in the lists' order (which orders MRAI timers armed in one flush).
+        let r = &self.rt[s.index()];
+        let lists = [
+            (VISIT_EBGP, &r.ebgp),
+            (VISIT_CLIENTS, &r.clients),
+            (VISIT_NON_CLIENTS, &r.non_clients),
+        ];
+        let mut targets: Vec<(SessionId, u8, usize)> = lists
+            .iter()
+            .filter(|(bit, _)| seen & bit != 0)
+            .flat_map(|(bit, l)| l.iter().map(move |x| (*x, *bit)))
+            .enumerate()
+            .map(|(place, (x, bit))| (x, bit, place))
+            .filter(|(x, _, _)| self.sessions[x.index()].state == SessionState::Established)
+            .collect();
+        targets.sort_unstable_by_key(|(x, _, _)| *x);
+        let learned_on: SmallVec<[SessionId; 8]> = changed
+            .iter()
+            .flat_map(|c| c.groups.learned_on())
+            .copied()
+            .collect();
+        let mut shared: Vec<((ExportProfile, u8), Arc<UpdateBody>)> = Vec::new();
+        let mut armed: Vec<((usize, usize), (SimTime, BgpEvent))> = Vec::new();
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
-        for (x, pending) in batches.into_sorted() {
+        for (x, bit, place) in targets {
+            let Some(side) = self.sessions[x.index()].side_of(s) else {
+                continue;
+            };
+            let profile = self.update_groups.then(|| self.export_profile(x, side));
+            // The body of the whole group: every change as computed for the profile.
+            let plain =
+                self.mrai(x) == SimDuration::ZERO && self.srt[x.index()].held[side].is_empty();
+            let group = profile.filter(|_| plain && !learned_on.contains(&x));
+            if let Some(key) = group.map(|profile| (profile, bit))
+                && let Some((_, body)) = shared.iter().find(|(k, _)| *k == key)
+            {
+                let body = body.clone();
+                self.send(now, s, x, body, &mut arrivals);
+                continue;
+            }
+            let mut pending = PendingBody::default();
+            for (k, c) in changed.iter_mut().enumerate() {
+                if c.mask & bit == 0 {
+                    continue;
+                }
+                let own;
+                let list = match profile.filter(|_| !c.groups.alone(x)) {
+                    Some(profile) => match c.groups.get(&profile) {
+                        Some(list) => list,
+                        None => {
+                            let list =
+                                self.changes_for(s, x, side, c.p, (&c.old, &c.new), &mut exports);
+                            c.groups.put(profile, list)
+                        }
+                    },
+                    None => {
+                        own = self.changes_for(s, x, side, c.p, (&c.old, &c.new), &mut exports);
+                        &own[..]
+                    }
+                };
+                for (path, e_old, e_new) in list {
+                    let (e_old, e_new) = (e_old.clone(), e_new.clone());
+                    let change = ((c.p, *path), e_old, e_new);
+                    if let Some(timer) = self.queue_change(now, x, side, change, &mut pending) {
+                        armed.push(((k, place), timer));
+                    }
+                }
+            }
+            if pending.is_empty() {
+                continue;
+            }
+            // Peers getting the same change share one body.
             let body = match last {
                 Some(prev) if pending.same_as(&prev) => prev,
                 _ => Arc::new(pending.into_body()),
             };
+            if let Some(profile) = group {
+                shared.push(((profile, bit), body.clone()));
+            }
             self.send(now, s, x, body.clone(), &mut arrivals);
             last = Some(body);
         }
+        self.rt[s.index()].exports = exports;
+        // MRAI timers armed in the order the changes were queued: prefix by prefix, each
+        // to its sessions in the lists' order.
+        armed.sort_unstable_by_key(|(order, _)| *order);
+        out.extend(armed.into_iter().map(|(_, timer)| timer));
         self.dispatch(arrivals, out);
     }
 
@@ -470,20 +525,17 @@ impl BgpEngine {
         changes(v_old, v_new)
     }
 
-    /// Decides whether one path's change (a prefix and path id) goes to one peer now, is
-    /// held by MRAI, or is no change for that peer at all.
-    #[allow(clippy::too_many_arguments)]
+    /// Decides whether one path's change (a prefix and path id: before, after) goes to one
+    /// peer now, into `batch`, is held by MRAI, or is no change for that peer at all; the
+    /// MRAI timer it arms, if any.
     fn queue_change(
         &mut self,
         now: SimTime,
         x: SessionId,
         side: usize,
-        p: (PrefixId, PathId),
-        e_old: Option<Attrs>,
-        e_new: Option<Attrs>,
-        batches: &mut Batches,
-        out: &mut Scheduled,
-    ) {
+        (p, e_old, e_new): ((PrefixId, PathId), Option<Attrs>, Option<Attrs>),
+        batch: &mut PendingBody,
+    ) -> Option<(SimTime, BgpEvent)> {
         let mrai = self.mrai(x);
         let r = &mut self.srt[x.index()];
         let peer_view = match r.held[side].get(&p) {
@@ -492,30 +544,28 @@ impl BgpEngine {
         };
         if same_attrs(&peer_view, &e_new) {
             r.held[side].remove(&p);
-            return;
+            return None;
         }
         let hold = mrai > SimDuration::ZERO && e_new.is_some() && now < r.mrai_until[side];
         if hold {
             r.held[side].insert(p, peer_view);
             if !r.mrai_armed[side] {
                 r.mrai_armed[side] = true;
-                out.push((
-                    r.mrai_until[side],
-                    BgpEvent::MraiExpired {
-                        session: x,
-                        side: side as u8,
-                        epoch: r.epoch,
-                    },
-                ));
+                let timer = BgpEvent::MraiExpired {
+                    session: x,
+                    side: side as u8,
+                    epoch: r.epoch,
+                };
+                return Some((r.mrai_until[side], timer));
             }
-            return;
+            return None;
         }
         r.held[side].remove(&p);
-        let batch = batches.entry(x);
         match e_new {
             Some(a) => batch.announced.push((p.0, p.1, a)),
             None => batch.withdrawn.push(p),
         }
+        None
     }
 
     pub(super) fn on_mrai_expired(
@@ -762,6 +812,10 @@ impl PendingBody {
                 .all(|((p, i, a), (q, j, b))| p == q && i == j && Arc::ptr_eq(a, b))
     }
 
+    fn is_empty(&self) -> bool {
+        self.withdrawn.is_empty() && self.announced.is_empty()
+    }
+
     fn into_body(self) -> UpdateBody {
         UpdateBody {
             withdrawn: self.withdrawn.into_vec(),
@@ -771,48 +825,14 @@ impl PendingBody {
     }
 }
 
-/// The UPDATE bodies one flush builds, one per session. A reflector's flush of one prefix
-/// touches thousands of sessions, so they are found through a map only when the flush
-/// carries several prefixes; the result is in session order either way.
-#[derive(Debug, Default)]
-struct Batches {
-    bodies: Vec<(SessionId, PendingBody)>,
-    index: HashMap<SessionId, usize>,
-    /// Whether `bodies` may already hold a session (a second prefix is being queued).
-    revisiting: bool,
-}
-
-impl Batches {
-    fn entry(&mut self, x: SessionId) -> &mut PendingBody {
-        if self.revisiting {
-            let i = *self.index.entry(x).or_insert_with(|| {
-                self.bodies.push((x, PendingBody::default()));
-                self.bodies.len() - 1
-            });
-            return &mut self.bodies[i].1;
-        }
-        self.bodies.push((x, PendingBody::default()));
-        &mut self.bodies.last_mut().expect("just pushed").1
-    }
-
-    /// The next changes may go to sessions that already have a body.
-    fn next_prefix(&mut self) {
-        if !self.revisiting && !self.bodies.is_empty() {
-            self.revisiting = true;
-            self.index = self
-                .bodies
-                .iter()
-                .enumerate()
-                .map(|(i, (x, _))| (*x, i))
-                .collect();
-        }
-    }
-
-    fn into_sorted(mut self) -> Vec<(SessionId, PendingBody)> {
-        // Session ids are unique: the unstable sort is deterministic.
-        self.bodies.sort_unstable_by_key(|(x, _)| *x);
-        self.bodies
-    }
+/// One prefix's change in a flush: the advertisement before and after, the session lists
+/// that see it, and its changes per export profile.
+struct Changed {
+    p: PrefixId,
+    old: Option<Advertised>,
+    new: Option<Advertised>,
+    mask: u8,
+    groups: GroupViews,
 }
 
 /// A session's view of one prefix: path id → exported attributes, by path id; at most one
