@@ -512,6 +512,56 @@ impl Topology {
         }
     }
 
+    /// The connected components of the one-hop relation [`Topology::neighbours`] gives
+    /// (links that are up, deleted nodes apart): each device's component is named by its
+    /// smallest member's index. A rack segment is one meeting point for every present member
+    /// whose access link is up, so a rack of n nodes costs n unions rather than n².
+    pub fn components(&self) -> Vec<u32> {
+        let mut parent: Vec<usize> = (0..self.devices.len()).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        let mut join = |a: DeviceId, b: DeviceId| {
+            let (ra, rb) = (find(&mut parent, a.index()), find(&mut parent, b.index()));
+            parent[ra.max(rb)] = ra.min(rb);
+        };
+        for rack in &self.racks {
+            let members = std::iter::once(rack.tor)
+                .chain(rack.nodes.iter().map(|n| self.nodes[n.index()].device))
+                .filter(|&d| {
+                    let attached = self
+                        .access
+                        .get(&d)
+                        .is_some_and(|l| self.links[l.index()].up);
+                    attached && self.present(d)
+                });
+            let mut first = None;
+            for d in members {
+                match first {
+                    None => first = Some(d),
+                    Some(f) => join(f, d),
+                }
+            }
+        }
+        for (d, links) in self.routed.iter().enumerate() {
+            let d = DeviceId(id_from(d));
+            for l in links {
+                let link = &self.links[l.index()];
+                let other = if link.a == d { link.b } else { link.a };
+                if link.up && (self.present(d) || self.present(other)) {
+                    join(d, other);
+                }
+            }
+        }
+        (0..parent.len())
+            .map(|d| find(&mut parent, d) as u32)
+            .collect()
+    }
+
     /// The shortest underlay path from `from` to `to` over links that are up (see
     /// [`Topology::shortest_path_tree`]).
     pub fn shortest_path(&self, from: DeviceId, to: DeviceId) -> Option<UnderlayPath> {
