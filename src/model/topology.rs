@@ -515,7 +515,8 @@ impl Topology {
     /// The connected components of the one-hop relation [`Topology::neighbours`] gives
     /// (links that are up, deleted nodes apart): each device's component is named by its
     /// smallest member's index. A rack segment is one meeting point for every present member
-    /// whose access link is up, so a rack of n nodes costs n unions rather than n².
+    /// whose access link is up (a device's access link starts at the device), so a rack of n
+    /// nodes costs n unions rather than n².
     pub fn components(&self) -> Vec<u32> {
         let mut parent: Vec<usize> = (0..self.devices.len()).collect();
         fn find(parent: &mut [usize], mut x: usize) -> usize {
@@ -529,22 +530,21 @@ impl Topology {
             let (ra, rb) = (find(&mut parent, a.index()), find(&mut parent, b.index()));
             parent[ra.max(rb)] = ra.min(rb);
         };
-        for rack in &self.racks {
-            let members = std::iter::once(rack.tor)
-                .chain(rack.nodes.iter().map(|n| self.nodes[n.index()].device))
-                .filter(|&d| {
-                    let attached = self
-                        .access
-                        .get(&d)
-                        .is_some_and(|l| self.links[l.index()].up);
-                    attached && self.present(d)
-                });
-            let mut first = None;
-            for d in members {
-                match first {
-                    None => first = Some(d),
-                    Some(f) => join(f, d),
-                }
+        // The first attached member met of each rack stands for its segment.
+        let mut segment: Vec<Option<DeviceId>> = vec![None; self.racks.len()];
+        for link in &self.links {
+            let d = link.a;
+            if link.kind != LinkKind::Access || !link.up || !self.present(d) {
+                continue;
+            }
+            let rack = match self.devices[d.index()].kind {
+                DeviceKind::Node(n) => self.nodes[n.index()].rack,
+                DeviceKind::Tor(r) => r,
+                _ => continue,
+            };
+            match segment[rack.index()] {
+                None => segment[rack.index()] = Some(d),
+                Some(first) => join(first, d),
             }
         }
         for (d, links) in self.routed.iter().enumerate() {
