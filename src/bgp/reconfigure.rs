@@ -42,7 +42,6 @@ use std::net::IpAddr;
 
 use super::engine::{BgpEngine, BgpLogEntry, BgpLogKind, Scheduled, SpeakerRt, file_session};
 use super::peering::{IdleReason, Peering, Session, SessionSource, SessionState, Speaker};
-use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::time::SimTime;
 use crate::model::topology::{DeviceId, Topology};
@@ -70,7 +69,9 @@ impl BgpEngine {
     ) -> Scheduled {
         let mut out = Vec::new();
         // Nodes may have joined: next hops and paths are resolved over the topology as it is.
-        self.underlay = Underlay::new(topology);
+        // The session list changes: its latencies are measured afresh at the next link event.
+        self.underlay.update(topology);
+        self.underlay.forget_sessions();
         let Peering {
             speakers: new_speakers,
             sessions: new_sessions,

@@ -7,13 +7,30 @@
 //! next to it, so the latencies of a full mesh of n nodes in r racks cost about r searches
 //! and n merges rather than n²/2 point-to-point searches.
 //! Ties between equal-cost paths do not matter here: only distances are used.
+//!
+//! A link event costs what it changes ([`Underlay::update`]): the underlay keeps its own copy
+//! of the topology (made once) and copies over only the link states and node deletions that
+//! differ; the directed edges those add or remove are read from the changed devices'
+//! neighbours; a kept distance vector is dropped only when the change can alter it — a removed
+//! edge lay on one of its shortest paths (`d[u] + w = d[v]`), or an added edge shortens one
+//! (`d[u] + w < d[v]`), `u` being the source or a router. Otherwise every old distance is still
+//! achieved and no new path is shorter, so the vector is exactly what a new search would give.
+//! The sessions' latencies are tracked ([`Underlay::track_sessions`]): after an update only
+//! the sessions measured from a source whose distances were dropped are looked at again, and
+//! only those whose latency changed are reported.
+//!
+//! Invariants: every kept distance vector, tracked latency and the components are what a new
+//! [`Underlay`] over the current topology computes (a property test checks it after every
+//! event of random sequences). What this is not: a dynamic shortest-path algorithm — a
+//! dropped vector is searched again from scratch, by the one shortest-path routine.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::SessionId;
 use crate::model::time::SimDuration;
-use crate::model::topology::{DeviceId, Topology};
+use crate::model::topology::{DeviceId, LinkId, NodeId, Topology};
 
 /// One-way latency in nanoseconds from one device to every device (`None`: unreachable).
 pub type Distances = Arc<Vec<Option<u64>>>;
@@ -35,6 +52,25 @@ pub fn pair_latencies(
     topology: &Topology,
     pairs: &[(DeviceId, DeviceId)],
 ) -> Vec<Option<SimDuration>> {
+    let mut kept = Vec::new();
+    let mut searches = Searches {
+        topology,
+        kept: &mut kept,
+        run: 0,
+    };
+    let mut out = vec![None; pairs.len()];
+    for (source, group) in by_source(pairs) {
+        let dist = searches.from(source, false);
+        for i in group {
+            out[i] = nanos_to(&dist, other_end(pairs[i], source)).map(SimDuration::from_nanos);
+        }
+    }
+    out
+}
+
+/// The pairs' indices grouped by source, sources in device order: of each pair, the end with
+/// more pairs, then the smaller id.
+fn by_source(pairs: &[(DeviceId, DeviceId)]) -> Vec<(DeviceId, Vec<usize>)> {
     let slots = pairs
         .iter()
         .map(|(a, b)| a.index().max(b.index()) + 1)
@@ -45,144 +81,422 @@ pub fn pair_latencies(
         degree[a.index()] += 1;
         degree[b.index()] += 1;
     }
-    let source_of = |(a, b): (DeviceId, DeviceId)| {
-        if (degree[b.index()], Reverse(b)) > (degree[a.index()], Reverse(a)) {
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); slots];
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        let source = if (degree[b.index()], Reverse(b)) > (degree[a.index()], Reverse(a)) {
             b
         } else {
             a
-        }
-    };
-    // The pairs grouped by source, sources in device order (a counting sort).
-    let mut start = vec![0usize; slots + 1];
-    for &pair in pairs {
-        start[source_of(pair).index() + 1] += 1;
+        };
+        groups[source.index()].push(i);
     }
-    for i in 0..slots {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut by_source = vec![0usize; pairs.len()];
-    for (i, &pair) in pairs.iter().enumerate() {
-        let s = source_of(pair).index();
-        by_source[fill[s]] = i;
-        fill[s] += 1;
-    }
-    let mut searches = Searches::new(topology);
-    let mut out = vec![None; pairs.len()];
-    for s in 0..slots {
-        let group = &by_source[start[s]..start[s + 1]];
-        if group.is_empty() {
-            continue;
-        }
-        let source = DeviceId(s as u32);
-        let dist = searches.from(source);
-        for &i in group {
-            let (a, b) = pairs[i];
-            let other = if a == source { b } else { a };
-            out[i] = dist
-                .get(other.index())
-                .copied()
-                .flatten()
-                .map(SimDuration::from_nanos);
-        }
-    }
-    out
+    groups
+        .into_iter()
+        .enumerate()
+        .filter(|(_, group)| !group.is_empty())
+        .map(|(s, group)| (DeviceId(s as u32), group))
+        .collect()
 }
 
-/// Single-source distances as [`distances_from`] computes them, with every router's kept:
-/// a host source's distances are built from its neighbours' (see [`pair_latencies`]).
-struct Searches<'t> {
-    topology: &'t Topology,
-    routers: HashMap<DeviceId, Vec<Option<u64>>>,
+fn other_end((a, b): (DeviceId, DeviceId), source: DeviceId) -> DeviceId {
+    if a == source { b } else { a }
 }
 
-impl<'t> Searches<'t> {
-    fn new(topology: &'t Topology) -> Searches<'t> {
-        Searches {
-            topology,
-            routers: HashMap::new(),
-        }
-    }
+fn nanos_to(dist: &[Option<u64>], to: DeviceId) -> Option<u64> {
+    dist.get(to.index()).copied().flatten()
+}
 
-    fn router(&mut self, r: DeviceId) -> &[Option<u64>] {
-        let topology = self.topology;
-        self.routers
-            .entry(r)
-            .or_insert_with(|| distances_from(topology, r))
-    }
+/// Single-source distances as [`distances_from`] computes them, kept by source device: a
+/// router's always (hosts' are built from them), a host's when asked.
+struct Searches<'a> {
+    topology: &'a Topology,
+    kept: &'a mut Vec<Option<Distances>>,
+    /// Shortest-path searches run.
+    run: u64,
+}
 
+impl Searches<'_> {
     /// [`distances_from`] `from`. Shortest paths from a host leave it by one hop and then
     /// cross routers only (no host transits, and the source is never crossed again, as
     /// latencies are positive), so the host's distance to `x` is the minimum over its
     /// neighbours `v` at latency `l` of `l` when `v` is `x`, and `l` plus `v`'s distance
     /// to `x` when `v` is a router.
-    fn from(&mut self, from: DeviceId) -> Vec<Option<u64>> {
+    fn from(&mut self, from: DeviceId, keep: bool) -> Distances {
+        if let Some(Some(d)) = self.kept.get(from.index()) {
+            return Arc::clone(d);
+        }
         let topology = self.topology;
         let n = topology.devices.len();
-        if from.index() >= n || topology.device(from).is_router() {
-            return distances_from(topology, from);
+        if from.index() >= n {
+            return Arc::new(distances_from(topology, from));
         }
-        let mut dist: Vec<Option<u64>> = vec![None; n];
-        dist[from.index()] = Some(0);
-        let mut closer = |x: usize, d: u64| {
-            if dist[x].is_none_or(|old| d < old) {
-                dist[x] = Some(d);
+        let router = topology.device(from).is_router();
+        let dist = if router {
+            self.run += 1;
+            distances_from(topology, from)
+        } else {
+            let mut dist: Vec<Option<u64>> = vec![None; n];
+            dist[from.index()] = Some(0);
+            fn closer(dist: &mut [Option<u64>], x: usize, d: u64) {
+                if dist[x].is_none_or(|old| d < old) {
+                    dist[x] = Some(d);
+                }
             }
-        };
-        for (v, latency) in topology.neighbours(from) {
-            let l = latency.as_nanos();
-            closer(v.index(), l);
-            if topology.device(v).is_router() {
-                for (x, d) in self.router(v).iter().enumerate() {
-                    if let Some(d) = d {
-                        closer(x, l + d);
+            for (v, latency) in topology.neighbours(from) {
+                let l = latency.as_nanos();
+                closer(&mut dist, v.index(), l);
+                if topology.device(v).is_router() {
+                    for (x, d) in self.from(v, true).iter().enumerate() {
+                        if let Some(d) = d {
+                            closer(&mut dist, x, l + d);
+                        }
                     }
                 }
             }
+            dist
+        };
+        let dist = Arc::new(dist);
+        if keep || router {
+            if self.kept.len() < n {
+                self.kept.resize(n, None);
+            }
+            self.kept[from.index()] = Some(Arc::clone(&dist));
         }
         dist
     }
 }
 
-/// A snapshot of the underlay: connectivity (components) and cached distances.
+/// A directed edge of the underlay: `from` reaches `to` in one hop of `latency` ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Edge {
+    from: DeviceId,
+    to: DeviceId,
+    latency: u64,
+}
+
+/// The directed edges that `links` (their state or latency) and `deletions` (nodes) remove
+/// from `old` and add in `new`, two topologies that differ in nothing else. An edge changes
+/// only if one of its ends is an end of a changed link or a changed node, so only the
+/// neighbours of those ends are read.
+fn edge_changes(
+    old: &Topology,
+    new: &Topology,
+    links: &[LinkId],
+    deletions: &[NodeId],
+) -> (Vec<Edge>, Vec<Edge>) {
+    let mut ends = BTreeSet::new();
+    for l in links {
+        let link = &new.links[l.index()];
+        ends.extend([link.a, link.b]);
+    }
+    ends.extend(deletions.iter().map(|n| new.nodes[n.index()].device));
+    let mut touched = ends.clone();
+    for &e in &ends {
+        for t in [old, new] {
+            touched.extend(t.neighbours(e).into_iter().map(|(v, _)| v));
+        }
+    }
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    for &u in &touched {
+        let hops = |t: &Topology| {
+            let mut hops = t.neighbours(u);
+            if !ends.contains(&u) {
+                hops.retain(|(v, _)| ends.contains(v));
+            }
+            hops.sort();
+            hops
+        };
+        let (before, after) = (hops(old), hops(new));
+        let edge = |(to, latency): (DeviceId, SimDuration)| Edge {
+            from: u,
+            to,
+            latency: latency.as_nanos(),
+        };
+        let (mut i, mut j) = (0, 0);
+        loop {
+            match (before.get(i), after.get(j)) {
+                (Some(b), Some(a)) if b == a => (i, j) = (i + 1, j + 1),
+                (Some(b), Some(a)) if b < a => {
+                    removed.push(edge(*b));
+                    i += 1;
+                }
+                (Some(b), None) => {
+                    removed.push(edge(*b));
+                    i += 1;
+                }
+                (_, Some(a)) => {
+                    added.push(edge(*a));
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+    }
+    (removed, added)
+}
+
+/// Whether `dist`, the exact distances from `from` before a change, are still exact after it
+/// (see the module documentation): no removed edge lies on a shortest path and no added edge
+/// shortens one. Only edges leaving the source or a router count: hosts never transit.
+fn still_exact(
+    topology: &Topology,
+    from: DeviceId,
+    dist: &[Option<u64>],
+    removed: &[Edge],
+    added: &[Edge],
+) -> bool {
+    let through = |e: &Edge| {
+        let leaves = e.from == from || topology.device(e.from).is_router();
+        nanos_to(dist, e.from)
+            .filter(|_| leaves)
+            .map(|d| d + e.latency)
+    };
+    let on_a_shortest_path = |e: &Edge| through(e).is_some_and(|d| nanos_to(dist, e.to) == Some(d));
+    let shortens =
+        |e: &Edge| through(e).is_some_and(|d| nanos_to(dist, e.to).is_none_or(|old| d < old));
+    !removed.iter().any(on_a_shortest_path) && !added.iter().any(shortens)
+}
+
+/// How a session's latency is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionPath {
+    /// A single-hop session over one link: its latency while the link is up.
+    Link(LinkId),
+    /// A multihop session between two devices, measured from the end with more sessions
+    /// (see [`pair_latencies`]).
+    Between(DeviceId, DeviceId),
+}
+
+/// A multihop session as tracked: the end away from its source and its latency in ns.
+type Measured = (SessionId, DeviceId, Option<u64>);
+
+/// The sessions whose latencies the underlay keeps up to date.
+#[derive(Clone, Debug)]
+struct Tracked {
+    /// How many sessions the engine had (another count is another session list).
+    count: usize,
+    /// Single-hop sessions by link, sorted.
+    over_link: Vec<(LinkId, SessionId)>,
+    /// Multihop sessions by source: each with its other end and its latency in ns.
+    from: Vec<(DeviceId, Vec<Measured>)>,
+    /// Latencies changed by updates and not yet taken.
+    changed: Vec<(SessionId, Option<SimDuration>)>,
+}
+
+/// A snapshot of the underlay: connectivity (components) and kept distances, brought up to
+/// date event by event.
 #[derive(Clone, Debug)]
 pub struct Underlay {
+    /// The topology as of the last update: cloned once, then only link states and node
+    /// deletions are copied over.
     topology: Topology,
     /// Component of each device; devices that are absent (deleted) get their own.
     component: Vec<u32>,
-    cache: HashMap<DeviceId, Distances>,
+    /// Exact distances from each device searched so far, by device index.
+    kept: Vec<Option<Distances>>,
+    sessions: Option<Tracked>,
+    /// Shortest-path searches run, and tracked sessions looked at again after an update
+    /// (tests measure what an event costs).
+    pub(crate) searches: u64,
+    pub(crate) examined: u64,
 }
 
 impl Underlay {
     pub fn new(topology: &Topology) -> Underlay {
-        let n = topology.devices.len();
-        let mut parent: Vec<usize> = (0..n).collect();
-        fn find(parent: &mut [usize], mut x: usize) -> usize {
-            while parent[x] != x {
-                parent[x] = parent[parent[x]];
-                x = parent[x];
-            }
-            x
-        }
-        for d in 0..n {
-            let id = DeviceId(d as u32);
-            for (o, _) in topology.neighbours(id) {
-                let (ra, rb) = (find(&mut parent, d), find(&mut parent, o.index()));
-                if ra != rb {
-                    parent[ra.max(rb)] = ra.min(rb);
-                }
-            }
-        }
-        let component = (0..n).map(|d| find(&mut parent, d) as u32).collect();
         Underlay {
             topology: topology.clone(),
-            component,
-            cache: HashMap::new(),
+            component: topology.components(),
+            kept: Vec::new(),
+            sessions: None,
+            searches: 0,
+            examined: 0,
         }
     }
 
     pub fn topology(&self) -> &Topology {
         &self.topology
+    }
+
+    /// Brings the underlay to `topology`: the same devices and links with some links' states
+    /// (or latencies) and some nodes' deletions changed — anything more (nodes joined) builds
+    /// it anew. Drops the kept distances the change can alter and notes the tracked sessions
+    /// whose latency changed ([`Underlay::session_changes`]). Returns whether the partition
+    /// into components changed.
+    pub fn update(&mut self, topology: &Topology) -> bool {
+        let old = &self.topology;
+        if old.devices.len() != topology.devices.len()
+            || old.links.len() != topology.links.len()
+            || old.nodes.len() != topology.nodes.len()
+        {
+            let before = std::mem::take(&mut self.component);
+            *self = Underlay {
+                searches: self.searches,
+                examined: self.examined,
+                ..Underlay::new(topology)
+            };
+            return self.component != before;
+        }
+        let links: Vec<LinkId> = old
+            .links
+            .iter()
+            .zip(&topology.links)
+            .enumerate()
+            .filter(|(_, (was, is))| was.up != is.up || was.latency != is.latency)
+            .map(|(i, _)| LinkId(i as u32))
+            .collect();
+        let deletions: Vec<NodeId> = old
+            .nodes
+            .iter()
+            .zip(&topology.nodes)
+            .enumerate()
+            .filter(|(_, (was, is))| was.deleted != is.deleted)
+            .map(|(i, _)| NodeId(i as u32))
+            .collect();
+        if links.is_empty() && deletions.is_empty() {
+            return false;
+        }
+        let (removed, added) = edge_changes(old, topology, &links, &deletions);
+        for &l in &links {
+            let link = &mut self.topology.links[l.index()];
+            link.up = topology.links[l.index()].up;
+            link.latency = topology.links[l.index()].latency;
+        }
+        for &n in &deletions {
+            self.topology.nodes[n.index()].deleted = topology.nodes[n.index()].deleted;
+        }
+        let mut components_changed = false;
+        if !removed.is_empty() || !added.is_empty() {
+            let component = self.topology.components();
+            components_changed = component != self.component;
+            self.component = component;
+            for (s, slot) in self.kept.iter_mut().enumerate() {
+                let exact = |d: &Distances| {
+                    still_exact(&self.topology, DeviceId(s as u32), d, &removed, &added)
+                };
+                if slot.as_ref().is_some_and(|d| !exact(d)) {
+                    *slot = None;
+                }
+            }
+        }
+        if let Some(mut tracked) = self.sessions.take() {
+            self.follow(&mut tracked, &links);
+            self.sessions = Some(tracked);
+        }
+        components_changed
+    }
+
+    /// Notes the tracked sessions whose latency the update changed: those over a changed
+    /// link, and those measured from a source whose distances were dropped and whose latency
+    /// differs once searched again.
+    fn follow(&mut self, tracked: &mut Tracked, links: &[LinkId]) {
+        for &l in links {
+            let start = tracked.over_link.partition_point(|(k, _)| *k < l);
+            for &(k, x) in &tracked.over_link[start..] {
+                if k != l {
+                    break;
+                }
+                tracked.changed.push((x, self.link_latency(l)));
+            }
+        }
+        let mut searches = Searches {
+            topology: &self.topology,
+            kept: &mut self.kept,
+            run: 0,
+        };
+        for (source, members) in &mut tracked.from {
+            if searches
+                .kept
+                .get(source.index())
+                .is_some_and(Option::is_some)
+            {
+                continue;
+            }
+            let dist = searches.from(*source, true);
+            self.examined += members.len() as u64;
+            for (x, other, latency) in members.iter_mut() {
+                let now = nanos_to(&dist, *other);
+                if now != *latency {
+                    *latency = now;
+                    tracked.changed.push((*x, now.map(SimDuration::from_nanos)));
+                }
+            }
+        }
+        self.searches += searches.run;
+    }
+
+    fn link_latency(&self, l: LinkId) -> Option<SimDuration> {
+        let link = &self.topology.links[l.index()];
+        link.up.then_some(link.latency)
+    }
+
+    /// Measures every session of `paths` (the engine's `count` sessions, those with a peer
+    /// speaker) and keeps their latencies up to date from now on.
+    pub fn track_sessions(
+        &mut self,
+        count: usize,
+        paths: &[(SessionId, SessionPath)],
+    ) -> Vec<(SessionId, Option<SimDuration>)> {
+        let mut out = Vec::with_capacity(paths.len());
+        let mut over_link = Vec::new();
+        let (mut pairs, mut which) = (Vec::new(), Vec::new());
+        for &(x, path) in paths {
+            match path {
+                SessionPath::Link(l) => {
+                    over_link.push((l, x));
+                    out.push((x, self.link_latency(l)));
+                }
+                SessionPath::Between(a, b) => {
+                    pairs.push((a, b));
+                    which.push(x);
+                }
+            }
+        }
+        over_link.sort();
+        let mut searches = Searches {
+            topology: &self.topology,
+            kept: &mut self.kept,
+            run: 0,
+        };
+        let mut from = Vec::new();
+        for (source, group) in by_source(&pairs) {
+            let dist = searches.from(source, true);
+            let members = group
+                .into_iter()
+                .map(|i| {
+                    let other = other_end(pairs[i], source);
+                    let latency = nanos_to(&dist, other);
+                    out.push((which[i], latency.map(SimDuration::from_nanos)));
+                    (which[i], other, latency)
+                })
+                .collect();
+            from.push((source, members));
+        }
+        self.searches += searches.run;
+        self.sessions = Some(Tracked {
+            count,
+            over_link,
+            from,
+            changed: Vec::new(),
+        });
+        out
+    }
+
+    /// The tracked sessions whose latency changed since the last call, with the new latency;
+    /// `None` when the engine's `count` sessions are not the ones tracked (never tracked, or
+    /// forgotten).
+    pub fn session_changes(
+        &mut self,
+        count: usize,
+    ) -> Option<Vec<(SessionId, Option<SimDuration>)>> {
+        match &mut self.sessions {
+            Some(tracked) if tracked.count == count => Some(std::mem::take(&mut tracked.changed)),
+            _ => None,
+        }
+    }
+
+    /// Stops tracking sessions (the session list is about to change).
+    pub fn forget_sessions(&mut self) {
+        self.sessions = None;
     }
 
     /// Whether some path of links that are up joins `a` and `b`.
@@ -194,22 +508,22 @@ impl Underlay {
             )
     }
 
-    /// Whether the partition into components differs from `other`'s.
-    pub fn same_components(&self, other: &Underlay) -> bool {
-        self.component == other.component
-    }
-
     /// One-way latency from `from` to `to` in nanoseconds (the IGP cost of a next hop).
     pub fn cost(&mut self, from: DeviceId, to: DeviceId) -> Option<u64> {
         if from == to {
             return Some(0);
         }
-        let topology = &self.topology;
-        let dist = self
-            .cache
-            .entry(from)
-            .or_insert_with(|| Arc::new(distances_from(topology, from)));
-        dist.get(to.index()).copied().flatten()
+        if let Some(Some(dist)) = self.kept.get(from.index()) {
+            return nanos_to(dist, to);
+        }
+        let mut searches = Searches {
+            topology: &self.topology,
+            kept: &mut self.kept,
+            run: 0,
+        };
+        let dist = searches.from(from, true);
+        self.searches += searches.run;
+        nanos_to(&dist, to)
     }
 }
 
@@ -219,7 +533,7 @@ mod tests {
     use crate::forwarding::testutil::topology;
     use crate::model::topology::LinkId;
     use proptest::prelude::*;
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, HashMap};
 
     /// The pair latencies as computed before the routers' searches were shared: one
     /// search from every source (the end with more pairs, then the smaller id).
@@ -304,5 +618,221 @@ mod tests {
         ];
         let us = |u| Some(SimDuration::from_micros(u));
         assert_eq!(pair_latencies(&t, &pairs), [us(20), us(140), us(140)]);
+    }
+
+    /// The partition `Underlay::new` made before segments were joined as one: a union of
+    /// every device with each of its neighbours.
+    fn components_by_neighbours(t: &Topology) -> Vec<u32> {
+        let n = t.devices.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                x = parent[x];
+            }
+            x
+        }
+        for d in 0..n {
+            for (o, _) in t.neighbours(DeviceId(d as u32)) {
+                let (ra, rb) = (find(&mut parent, d), find(&mut parent, o.index()));
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        }
+        (0..n).map(|d| find(&mut parent, d) as u32).collect()
+    }
+
+    /// One event of [`events`]: a link toggled, or a node deleted.
+    #[derive(Clone, Copy, Debug)]
+    enum Change {
+        Toggle(usize),
+        Delete(usize),
+    }
+
+    /// A topology, its sessions, the events and the IGP costs asked after each.
+    type Events = (
+        Topology,
+        Vec<(SessionId, SessionPath)>,
+        Vec<Change>,
+        Vec<(DeviceId, DeviceId)>,
+    );
+
+    /// A random cluster as [`case`] makes it, sessions over it (single-hop over random links,
+    /// multihop between random devices, a reflector-like device with many) and a sequence of
+    /// link toggles and node deletions.
+    fn events() -> impl Strategy<Value = Events> {
+        (case(), any::<u64>()).prop_map(|((t, pairs), seed)| {
+            let mut state = seed;
+            let mut next =
+                |n: usize| (crate::model::hash::splitmix64(&mut state) % n as u64) as usize;
+            let d = t.devices.len();
+            let hub = DeviceId(next(d) as u32);
+            let mut paths: Vec<SessionPath> = pairs
+                .iter()
+                .map(|&(a, b)| SessionPath::Between(a, b))
+                .collect();
+            paths.extend((0..d).map(|i| SessionPath::Between(hub, DeviceId(i as u32))));
+            paths.extend((0..4).map(|_| SessionPath::Link(LinkId(next(t.links.len()) as u32))));
+            let sessions = paths
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| (SessionId(i as u32), p))
+                .collect();
+            let changes = (0..12)
+                .map(|_| match next(10) {
+                    0 => Change::Delete(next(t.nodes.len())),
+                    _ => Change::Toggle(next(t.links.len())),
+                })
+                .collect();
+            let queries = (0..2 * d)
+                .map(|_| (DeviceId(next(d) as u32), DeviceId(next(d) as u32)))
+                .collect();
+            (t, sessions, changes, queries)
+        })
+    }
+
+    /// Every session's latency over `t`, computed from scratch.
+    fn measured(t: &Topology, sessions: &[(SessionId, SessionPath)]) -> Vec<Option<SimDuration>> {
+        let pairs: Vec<(DeviceId, DeviceId)> = sessions
+            .iter()
+            .filter_map(|(_, p)| match *p {
+                SessionPath::Between(a, b) => Some((a, b)),
+                SessionPath::Link(_) => None,
+            })
+            .collect();
+        let mut multihop = pair_latencies(t, &pairs).into_iter();
+        sessions
+            .iter()
+            .map(|(_, p)| match *p {
+                SessionPath::Link(l) => {
+                    let link = &t.links[l.index()];
+                    link.up.then_some(link.latency)
+                }
+                SessionPath::Between(..) => multihop.next().flatten(),
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Segments joined as one meeting point give the partition of the neighbours.
+        #[test]
+        fn components_are_those_of_the_neighbours((t, _) in case()) {
+            prop_assert_eq!(t.components(), components_by_neighbours(&t));
+        }
+
+        /// After every event the updated underlay is a new one over the topology: the same
+        /// components (and "changed" exactly when they did), every kept distance vector a
+        /// fresh search's, every IGP cost a fresh search's, and the tracked latencies, with
+        /// the changes it reported applied, those measured from scratch; a multihop session
+        /// is reported only when its latency changed.
+        #[test]
+        fn an_updated_underlay_is_a_new_one((mut t, sessions, changes, queries) in events()) {
+            let mut u = Underlay::new(&t);
+            let mut latencies = vec![None; sessions.len()];
+            for (x, l) in u.track_sessions(sessions.len(), &sessions) {
+                latencies[x.index()] = l;
+            }
+            prop_assert_eq!(&latencies, &measured(&t, &sessions));
+            for &(a, b) in &queries[..queries.len() / 2] {
+                u.cost(a, b);
+            }
+            for change in changes {
+                match change {
+                    Change::Toggle(l) => {
+                        let up = t.links[l].up;
+                        t.set_link_up(LinkId(l as u32), !up);
+                    }
+                    Change::Delete(n) => t.nodes[n].deleted = true,
+                }
+                let before = u.component.clone();
+                let components_changed = u.update(&t);
+                let fresh = Underlay::new(&t);
+                prop_assert_eq!(&u.component, &fresh.component);
+                prop_assert_eq!(components_changed, before != fresh.component);
+                for (s, kept) in u.kept.iter().enumerate() {
+                    if let Some(dist) = kept {
+                        prop_assert_eq!(&**dist, &distances_from(&t, DeviceId(s as u32)));
+                    }
+                }
+                for (x, l) in u.session_changes(sessions.len()).expect("tracked") {
+                    let multihop = matches!(sessions[x.index()].1, SessionPath::Between(..));
+                    prop_assert!(!multihop || latencies[x.index()] != l, "{:?} reported unchanged", x);
+                    latencies[x.index()] = l;
+                }
+                prop_assert_eq!(&latencies, &measured(&t, &sessions));
+                for &(a, b) in &queries {
+                    let cost = if a == b { Some(0) } else { distances_from(&t, a)[b.index()] };
+                    prop_assert_eq!(u.cost(a, b), cost);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_link_event_searches_again_only_from_sources_whose_distances_it_can_change() {
+        // Zone a: racks a0 (a0-n0, a0-n1) and a1 (a1-n0, a1-n1) under spine-a-1; zone b: rack
+        // b0 (b0-n0, b0-n1) under spine-b-1; the core joins the two spines. Access hops are
+        // 20 µs, ToR–spine 50 µs, spine–core 1 ms.
+        let mut t = topology(&[&[2, 2], &[2]]);
+        let dev = |n: &str| t.device_by_name(n).unwrap();
+        let between = |a: &str, b: &str| SessionPath::Between(dev(a), dev(b));
+        // a0-n0 reflects to three clients (three pairs: the source of all three); b0-n0 and
+        // b0-n1 have one pair each, so the smaller id, b0-n0, is its source.
+        let sessions: Vec<(SessionId, SessionPath)> = [
+            between("a0-n1", "a0-n0"),
+            between("a1-n0", "a0-n0"),
+            between("a1-n1", "a0-n0"),
+            between("b0-n1", "b0-n0"),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (SessionId(i as u32), p))
+        .collect();
+        let link = |t: &Topology, a: &str, b: &str| {
+            let (a, b) = (t.device_by_name(a).unwrap(), t.device_by_name(b).unwrap());
+            t.link_between(a, b).unwrap()
+        };
+        let (core_b, tor_a1) = (
+            link(&t, "spine-b-1", "core"),
+            link(&t, "tor-a1", "spine-a-1"),
+        );
+        let us = |u| Some(SimDuration::from_micros(u));
+        let mut u = Underlay::new(&t);
+        u.track_sessions(sessions.len(), &sessions);
+        // A host source is built from its ToR's search: tor-a0 and tor-b0, two searches.
+        assert_eq!((u.searches, u.examined), (2, 0));
+
+        // Zone b cut off: every kept vector (tor-a0, a0-n0, tor-b0, b0-n0) reached the other
+        // zone over spine-b-1–core, so each is dropped; the two sources are built again from
+        // their ToRs' new searches (2) and their four pairs examined, none changed.
+        t.set_link_up(core_b, false);
+        assert!(u.update(&t));
+        assert_eq!((u.searches, u.examined), (4, 4));
+        assert_eq!(u.session_changes(4), Some(vec![]));
+
+        // tor-a1–spine-a-1 down: tor-a0 (spine-a-1 at 50 µs, tor-a1 at 100) and a0-n0 (70,
+        // 120) reached tor-a1 over it and are dropped: one search (tor-a0), three pairs
+        // examined, a1-n0 and a1-n1 now unreachable. Zone b reaches neither end: its vectors
+        // stay and its pair is not looked at.
+        t.set_link_up(tor_a1, false);
+        assert!(u.update(&t));
+        assert_eq!((u.searches, u.examined), (5, 7));
+        assert_eq!(
+            u.session_changes(4),
+            Some(vec![(SessionId(1), None), (SessionId(2), None)])
+        );
+
+        // Up again: the link shortens a0-n0's (and tor-a0's) way to rack a1 and nothing of
+        // zone b's; a1-n0 and a1-n1 are back at 20 + 50 + 50 + 20 µs.
+        t.set_link_up(tor_a1, true);
+        assert!(u.update(&t));
+        assert_eq!((u.searches, u.examined), (6, 10));
+        assert_eq!(
+            u.session_changes(4),
+            Some(vec![(SessionId(1), us(140)), (SessionId(2), us(140))])
+        );
+
+        // A link that is already as the topology says changes nothing and costs nothing.
+        assert!(!u.update(&t));
+        assert_eq!((u.searches, u.examined), (6, 10));
+        assert_eq!(u.session_changes(4), Some(vec![]));
     }
 }

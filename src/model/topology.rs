@@ -512,6 +512,56 @@ impl Topology {
         }
     }
 
+    /// The connected components of the one-hop relation [`Topology::neighbours`] gives
+    /// (links that are up, deleted nodes apart): each device's component is named by its
+    /// smallest member's index. A rack segment is one meeting point for every present member
+    /// whose access link is up (a device's access link starts at the device), so a rack of n
+    /// nodes costs n unions rather than n².
+    pub fn components(&self) -> Vec<u32> {
+        let mut parent: Vec<usize> = (0..self.devices.len()).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        let mut join = |a: DeviceId, b: DeviceId| {
+            let (ra, rb) = (find(&mut parent, a.index()), find(&mut parent, b.index()));
+            parent[ra.max(rb)] = ra.min(rb);
+        };
+        // The first attached member met of each rack stands for its segment.
+        let mut segment: Vec<Option<DeviceId>> = vec![None; self.racks.len()];
+        for link in &self.links {
+            let d = link.a;
+            if link.kind != LinkKind::Access || !link.up || !self.present(d) {
+                continue;
+            }
+            let rack = match self.devices[d.index()].kind {
+                DeviceKind::Node(n) => self.nodes[n.index()].rack,
+                DeviceKind::Tor(r) => r,
+                _ => continue,
+            };
+            match segment[rack.index()] {
+                None => segment[rack.index()] = Some(d),
+                Some(first) => join(first, d),
+            }
+        }
+        for (d, links) in self.routed.iter().enumerate() {
+            let d = DeviceId(id_from(d));
+            for l in links {
+                let link = &self.links[l.index()];
+                let other = if link.a == d { link.b } else { link.a };
+                if link.up && (self.present(d) || self.present(other)) {
+                    join(d, other);
+                }
+            }
+        }
+        (0..parent.len())
+            .map(|d| find(&mut parent, d) as u32)
+            .collect()
+    }
+
     /// The shortest underlay path from `from` to `to` over links that are up (see
     /// [`Topology::shortest_path_tree`]).
     pub fn shortest_path(&self, from: DeviceId, to: DeviceId) -> Option<UnderlayPath> {

@@ -423,10 +423,15 @@ impl<'s> Simulation<'s> {
             };
             p.event(phase, at.as_micros());
         }
-        let pods_may_change = matches!(
-            event,
-            Event::Scenario(_) | Event::CreatePod { .. } | Event::RetryPending
-        );
+        // A link going down or up changes no pod, so no Service's endpoints or routes.
+        let pods_may_change = match event {
+            Event::Scenario(i) => !matches!(
+                self.scenario.actions[i].action,
+                Action::LinkDown(..) | Action::LinkUp(..)
+            ),
+            Event::CreatePod { .. } | Event::RetryPending => true,
+            _ => false,
+        };
         self.last_event = event.describe();
         match event {
             Event::Scenario(i) => self.apply(i),

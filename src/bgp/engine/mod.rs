@@ -756,10 +756,10 @@ impl BgpEngine {
     /// Idle sessions whose path is back reconnect at the next connect-retry tick.
     pub fn link_changed(&mut self, now: SimTime, topology: &Topology) -> Scheduled {
         let mut out = Vec::new();
-        let new = Underlay::new(topology);
-        let components_changed = !new.same_components(&self.underlay);
-        self.underlay = new;
-        self.recompute_latencies(topology);
+        // The underlay follows the change and the sessions' latencies with it, each only as
+        // far as the change reaches (`underlay.rs`).
+        let components_changed = self.underlay.update(topology);
+        self.recompute_latencies();
         for i in 0..self.sessions.len() {
             let x = SessionId(i as u32);
             let sess = &self.sessions[i];

@@ -6,10 +6,9 @@ use smallvec::SmallVec;
 use crate::bgp::config::Timers;
 use crate::bgp::peering::{IdleReason, SessionState};
 use crate::bgp::rib::{PathId, PrefixId, RouteKey, RouteSource};
-use crate::bgp::underlay::pair_latencies;
+use crate::bgp::underlay::SessionPath;
 use crate::bgp::{SessionId, SpeakerId};
 use crate::model::time::{SimDuration, SimTime};
-use crate::model::topology::Topology;
 
 use super::{Arrivals, BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, Detecting, Scheduled};
 
@@ -449,24 +448,35 @@ impl BgpEngine {
         r.error_until = now + armed;
     }
 
-    pub(super) fn recompute_latencies(&mut self, topology: &Topology) {
-        let mut pairs = Vec::new();
-        let mut which = Vec::new();
-        for (i, sess) in self.sessions.iter_mut().enumerate() {
-            let Some(b) = sess.b else { continue };
-            if let Some(link) = sess.link {
-                let l = &topology.links[link.index()];
-                sess.latency = l.up.then_some(l.latency);
-            } else {
-                pairs.push((
-                    self.speakers[sess.a.index()].device,
-                    self.speakers[b.index()].device,
-                ));
-                which.push(i);
+    /// Brings the sessions' latencies to the underlay as last updated: the first time (and
+    /// after the session list changed) every session's, measured and from then on tracked by
+    /// the underlay; afterwards only those the update changed.
+    pub(super) fn recompute_latencies(&mut self) {
+        let count = self.sessions.len();
+        let changed = match self.underlay.session_changes(count) {
+            Some(changed) => changed,
+            None => {
+                let paths: Vec<(SessionId, SessionPath)> = self
+                    .sessions
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, sess)| {
+                        let b = sess.b?;
+                        let path = match sess.link {
+                            Some(link) => SessionPath::Link(link),
+                            None => SessionPath::Between(
+                                self.speakers[sess.a.index()].device,
+                                self.speakers[b.index()].device,
+                            ),
+                        };
+                        Some((SessionId(i as u32), path))
+                    })
+                    .collect();
+                self.underlay.track_sessions(count, &paths)
             }
-        }
-        for (i, latency) in which.into_iter().zip(pair_latencies(topology, &pairs)) {
-            self.sessions[i].latency = latency;
+        };
+        for (x, latency) in changed {
+            self.sessions[x.index()].latency = latency;
         }
     }
 }
