@@ -22,6 +22,7 @@
 //! runs its own decisions).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use ipnet::IpNet;
 use smallvec::SmallVec;
@@ -30,8 +31,8 @@ use crate::bgp::SessionId;
 use crate::bgp::policy::ExportSession;
 use crate::bgp::rib::{Advertised, Attrs, PathId, PrefixId, RouteSource};
 
-use super::BgpEngine;
 use super::send::SourcedView;
+use super::{BgpEngine, UpdateBody};
 
 /// A session id no session has: the receiving end of a view shared by a whole profile, on
 /// which no path was learned.
@@ -148,9 +149,14 @@ impl ExportProfile {
 /// walks the prefixes in order); an entry is used only while the advertisement it was
 /// computed from is still the same ([`Advertised::same_as`]); a speaker's entries are dropped
 /// when it is wiped, all of them when the peering is reconfigured.
+///
+/// It also keeps the last full table the speaker sent ([`TableBody`]): a full-mesh node
+/// sends every peer the same table (its own blocks), which then is one shared body rather
+/// than one per session.
 #[derive(Clone, Debug, Default)]
 pub(super) struct TableViews {
     by_prefix: Vec<Vec<TableView>>,
+    last_table: Option<Arc<UpdateBody>>,
 }
 
 #[derive(Clone, Debug)]
@@ -194,6 +200,91 @@ impl TableViews {
         };
         &kept[i].view
     }
+
+    /// Starts the body of a full table, matched against the last one sent.
+    pub(super) fn start_table(&mut self) -> TableBody {
+        TableBody {
+            last: self.last_table.take(),
+            matched: 0,
+            own: None,
+        }
+    }
+
+    /// Keeps `body` as the last full table sent.
+    pub(super) fn sent_table(&mut self, body: &Arc<UpdateBody>) {
+        self.last_table = Some(body.clone());
+    }
+}
+
+/// One announced path of an UPDATE: prefix, path id, attributes.
+type Announced = (PrefixId, PathId, Attrs);
+
+/// The body of a full table being built, compared entry by entry with the last full table
+/// the speaker sent: while they agree nothing is copied, and a table equal to the last one
+/// (the same paths in the same order with the same attributes, by identity, and the same
+/// End-of-RIB) is that body, shared. Bodies are never changed once sent, so sharing one is
+/// the same as sending equal copies.
+#[derive(Debug)]
+pub(super) struct TableBody {
+    last: Option<Arc<UpdateBody>>,
+    /// How many leading entries of `last.announced` the table has matched, while `own` is
+    /// `None`.
+    matched: usize,
+    /// The table's entries, once they differ from `last`'s (or there is no `last`).
+    own: Option<Vec<Announced>>,
+}
+
+impl TableBody {
+    /// Adds one announced path.
+    pub(super) fn push(&mut self, p: PrefixId, path: PathId, attrs: &Attrs) {
+        if self.own.is_none() {
+            if let Some(last) = &self.last
+                && let Some((q, j, b)) = last.announced.get(self.matched)
+                && (*q, *j) == (p, path)
+                && Arc::ptr_eq(b, attrs)
+            {
+                self.matched += 1;
+                return;
+            }
+            self.own = Some(self.matched_prefix());
+        }
+        if let Some(own) = &mut self.own {
+            own.push((p, path, attrs.clone()));
+        }
+    }
+
+    /// Whether no path was added.
+    pub(super) fn is_empty(&self) -> bool {
+        self.own.as_ref().map_or(self.matched == 0, Vec::is_empty)
+    }
+
+    /// The finished body: the last one if the table is the same, else a new one.
+    pub(super) fn finish(mut self, end_of_rib: bool) -> Arc<UpdateBody> {
+        if self.own.is_none()
+            && let Some(last) = &self.last
+            && last.announced.len() == self.matched
+            && last.withdrawn.is_empty()
+            && last.end_of_rib == end_of_rib
+        {
+            return last.clone();
+        }
+        let announced = match self.own.take() {
+            Some(own) => own,
+            None => self.matched_prefix(),
+        };
+        Arc::new(UpdateBody {
+            withdrawn: Vec::new(),
+            announced,
+            end_of_rib,
+        })
+    }
+
+    /// The entries of `last` matched so far.
+    fn matched_prefix(&self) -> Vec<Announced> {
+        self.last
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.announced[..self.matched].to_vec())
+    }
 }
 
 impl BgpEngine {
@@ -211,5 +302,120 @@ impl BgpEngine {
             ..e
         };
         (any, add_paths, ExportProfile::of(&e, add_paths))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::bgp::rib::PathAttributes;
+
+    /// Four attribute sets: 0 and 1 are equal but distinct allocations (a table with 1
+    /// where the last had 0 is a different table: sharing goes by identity), 2 and 3
+    /// differ.
+    fn pool() -> Vec<Attrs> {
+        let a = |n: u8| Arc::new(PathAttributes::local(IpAddr::V4(Ipv4Addr::new(10, 0, 0, n))));
+        vec![a(1), a(1), a(2), a(3)]
+    }
+
+    type Entry = (u32, u16, usize);
+
+    fn entries(pool: &[Attrs], e: &[Entry]) -> Vec<Announced> {
+        e.iter()
+            .map(|&(p, path, a)| (PrefixId(p), PathId(path), pool[a].clone()))
+            .collect()
+    }
+
+    /// Same prefixes, paths and attributes (by identity), in the same order.
+    fn identical(x: &[Announced], y: &[Announced]) -> bool {
+        x.len() == y.len()
+            && x.iter()
+                .zip(y)
+                .all(|((p, i, a), (q, j, b))| (p, i) == (q, j) && Arc::ptr_eq(a, b))
+    }
+
+    fn entry() -> impl Strategy<Value = Entry> {
+        (0u32..3, 0u16..2, 0usize..4)
+    }
+
+    proptest! {
+        /// A table built against any last table is exactly the entries pushed with the
+        /// End-of-RIB asked for, and is the last body itself exactly when that is identical.
+        #[test]
+        fn a_table_is_what_was_pushed_and_shares_only_an_identical_body(
+            last in proptest::option::of((
+                proptest::collection::vec(entry(), 0..5),
+                proptest::collection::vec((0u32..3, 0u16..2), 0..2),
+                any::<bool>(),
+            )),
+            pushed in proptest::collection::vec(entry(), 0..5),
+            end_of_rib in any::<bool>(),
+        ) {
+            let pool = pool();
+            let last = last.map(|(announced, withdrawn, eor)| {
+                Arc::new(UpdateBody {
+                    withdrawn: withdrawn
+                        .into_iter()
+                        .map(|(p, i)| (PrefixId(p), PathId(i)))
+                        .collect(),
+                    announced: entries(&pool, &announced),
+                    end_of_rib: eor,
+                })
+            });
+            let mut views = TableViews {
+                last_table: last.clone(),
+                ..TableViews::default()
+            };
+            let want = entries(&pool, &pushed);
+            let mut body = views.start_table();
+            prop_assert!(body.is_empty());
+            for (p, i, a) in &want {
+                body.push(*p, *i, a);
+            }
+            prop_assert_eq!(body.is_empty(), want.is_empty());
+            let got = body.finish(end_of_rib);
+            views.sent_table(&got);
+            prop_assert!(identical(&got.announced, &want));
+            prop_assert!(got.withdrawn.is_empty());
+            prop_assert_eq!(got.end_of_rib, end_of_rib);
+            let reusable = last.as_ref().is_some_and(|l| {
+                identical(&l.announced, &want) && l.withdrawn.is_empty() && l.end_of_rib == end_of_rib
+            });
+            let shared = last.as_ref().is_some_and(|l| Arc::ptr_eq(l, &got));
+            prop_assert_eq!(shared, reusable);
+            // The table just sent is the one the next is matched against.
+            prop_assert!(views.last_table.as_ref().is_some_and(|l| Arc::ptr_eq(l, &got)));
+        }
+    }
+
+    /// A full-mesh node's tables to its peers: the same block each time, one body.
+    #[test]
+    fn equal_tables_in_a_row_share_one_body() {
+        let pool = pool();
+        let mut views = TableViews::default();
+        let mut sent = Vec::new();
+        for _ in 0..3 {
+            let mut body = views.start_table();
+            body.push(PrefixId(7), PathId(0), &pool[2]);
+            let body = body.finish(true);
+            views.sent_table(&body);
+            sent.push(body);
+        }
+        assert!(Arc::ptr_eq(&sent[0], &sent[1]) && Arc::ptr_eq(&sent[1], &sent[2]));
+        // A different table in between: a new body, then another new one when it changes back.
+        let mut body = views.start_table();
+        body.push(PrefixId(7), PathId(0), &pool[3]);
+        let other = body.finish(true);
+        views.sent_table(&other);
+        let mut body = views.start_table();
+        body.push(PrefixId(7), PathId(0), &pool[2]);
+        let back = body.finish(true);
+        assert!(!Arc::ptr_eq(&other, &sent[0]) && !Arc::ptr_eq(&back, &other));
+        assert!(!Arc::ptr_eq(&back, &sent[0]));
+        assert_eq!(back.announced.len(), 1);
     }
 }

@@ -27,7 +27,7 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
-use super::groups::{Change, GroupViews};
+use super::groups::{Change, GroupViews, TableViews};
 use super::{
     Arrivals, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update, UpdateBody, VISIT_ALL,
     VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
@@ -556,47 +556,58 @@ impl BgpEngine {
         let sess = &self.sessions[x.index()];
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
-        let mut batch = UpdateBody::default();
         let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
+        // Update groups (`groups.rs`): each prefix's view shared by the profile, minus the
+        // paths learned on `x` itself (the only paths `x` would not be sent), and a table
+        // equal to the last one sent shares its body.
         let r = &self.rt[s.index()];
         // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
-        // own prefixes can go, which spares a full-mesh node a walk of its whole table.
+        // own prefixes can go, which spares a full-mesh node a walk of its whole table (and
+        // its table views, indexed by prefix, a row for every prefix of the cluster).
         let own_only = r.clients.is_empty() && r.ebgp.is_empty();
-        let mut add = |p: PrefixId, adv: Option<&Advertised>| {
-            for (path, a) in self.view(s, x, side, p, adv, &mut exports) {
-                batch.announced.push((p, path, a));
+        let grouped = (self.update_groups && !own_only).then(|| self.shared_end(x, side));
+        let mut tables = match self.update_groups {
+            true => std::mem::take(&mut self.rt[s.index()].table_views),
+            false => TableViews::default(),
+        };
+        let mut body = tables.start_table();
+        let r = &self.rt[s.index()];
+        let mut add = |p: PrefixId, adv: Option<&Advertised>| match &grouped {
+            Some((any, add_paths, profile)) => {
+                let Some(adv) = adv else { return };
+                let view = tables.get_or_compute(p, *profile, adv, || {
+                    self.sourced_view(s, any, *add_paths, p, Some(adv), &mut exports)
+                });
+                for (path, a, source) in view {
+                    if *source != RouteSource::Peer(x) {
+                        body.push(p, *path, a);
+                    }
+                }
+            }
+            None => {
+                for (path, a) in self.view(s, x, side, p, adv, &mut exports) {
+                    body.push(p, path, &a);
+                }
             }
         };
         if own_only {
             for p in &r.originated {
                 add(*p, r.rib.advertised(*p));
             }
-        } else if self.update_groups {
-            // Update groups (`groups.rs`): the profile's shared view, minus the paths
-            // learned on `x` itself (the only paths `x` would not be sent).
-            let (any, add_paths, profile) = self.shared_end(x, side);
-            let mut tables = std::mem::take(&mut self.rt[s.index()].table_views);
-            let r = &self.rt[s.index()];
-            for (p, adv) in r.rib.advertisements() {
-                let view = tables.get_or_compute(p, profile, adv, || {
-                    self.sourced_view(s, &any, add_paths, p, Some(adv), &mut exports)
-                });
-                for (path, a, source) in view {
-                    if *source != RouteSource::Peer(x) {
-                        batch.announced.push((p, *path, a.clone()));
-                    }
-                }
-            }
-            self.rt[s.index()].table_views = tables;
         } else {
             for (p, adv) in r.rib.advertisements() {
                 add(p, Some(adv));
             }
         }
-        self.rt[s.index()].exports = exports;
         // End-of-RIB rides on the table; alone only when a peer waits for it (`restart.rs`).
-        batch.end_of_rib = !batch.announced.is_empty() || self.restart_wants_end_of_rib(x, side);
-        self.send(now, s, x, Arc::new(batch), arrivals);
+        let end_of_rib = !body.is_empty() || self.restart_wants_end_of_rib(x, side);
+        let body = body.finish(end_of_rib);
+        self.rt[s.index()].exports = exports;
+        if self.update_groups {
+            tables.sent_table(&body);
+            self.rt[s.index()].table_views = tables;
+        }
+        self.send(now, s, x, body, arrivals);
     }
 
     /// Sends one UPDATE on its own.
