@@ -146,7 +146,8 @@ impl ExportProfile {
 /// advertisement has for each export profile a full table was sent to, with each path's
 /// source, so the next session of that profile coming up takes it minus the paths learned on
 /// that session instead of running the export rules again. Indexed by prefix id (a full table
-/// walks the prefixes in order); an entry is used only while the advertisement it was
+/// walks the prefixes in order), but for a speaker that sends only its own prefixes (a
+/// full-mesh node, a reflector's client), whose few rows are looked up; an entry is used only while the advertisement it was
 /// computed from is still the same ([`Advertised::same_as`]); a speaker's entries are dropped
 /// when it is wiped, all of them when the peering is reconfigured.
 ///
@@ -156,6 +157,9 @@ impl ExportProfile {
 #[derive(Clone, Debug, Default)]
 pub(super) struct TableViews {
     by_prefix: Vec<Vec<TableView>>,
+    /// The views of a speaker that sends only its own prefixes, by prefix id (sorted): a
+    /// few rows where `by_prefix` would hold one for every prefix of the cluster.
+    own: Vec<(PrefixId, Vec<TableView>)>,
     last_table: Option<Arc<UpdateBody>>,
 }
 
@@ -169,18 +173,30 @@ struct TableView {
 
 impl TableViews {
     /// The shared view of `adv` (`p`'s advertisement) for `profile`, computed by `compute` if
-    /// not known yet.
+    /// not known yet. `own_only`: the speaker sends only its own prefixes (kept apart).
     pub(super) fn get_or_compute(
         &mut self,
         p: PrefixId,
         profile: ExportProfile,
         adv: &Advertised,
+        own_only: bool,
         compute: impl FnOnce() -> SourcedView,
     ) -> &SourcedView {
-        if self.by_prefix.len() <= p.index() {
-            self.by_prefix.resize_with(p.index() + 1, Vec::new);
-        }
-        let kept = &mut self.by_prefix[p.index()];
+        let kept = if own_only {
+            let i = match self.own.binary_search_by_key(&p, |(q, _)| *q) {
+                Ok(i) => i,
+                Err(i) => {
+                    self.own.insert(i, (p, Vec::new()));
+                    i
+                }
+            };
+            &mut self.own[i].1
+        } else {
+            if self.by_prefix.len() <= p.index() {
+                self.by_prefix.resize_with(p.index() + 1, Vec::new);
+            }
+            &mut self.by_prefix[p.index()]
+        };
         let i = match kept.iter().position(|t| t.profile == profile) {
             Some(i) => {
                 if !kept[i].from.same_as(adv) {
@@ -312,7 +328,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::bgp::rib::PathAttributes;
+    use crate::bgp::rib::{PathAttributes, RouteKey};
 
     /// Four attribute sets: 0 and 1 are equal but distinct allocations (a table with 1
     /// where the last had 0 is a different table: sharing goes by identity), 2 and 3
@@ -390,6 +406,71 @@ mod tests {
             // The table just sent is the one the next is matched against.
             prop_assert!(views.last_table.as_ref().is_some_and(|l| Arc::ptr_eq(l, &got)));
         }
+    }
+
+    fn advertised(attrs: &Attrs) -> Advertised {
+        Advertised {
+            key: RouteKey::from(RouteSource::Local),
+            attrs: attrs.clone(),
+            exportable: true,
+            paths: Box::default(),
+        }
+    }
+
+    /// A view is computed once per prefix and profile while the advertisement stays the
+    /// same, again when it changes; the rows of own prefixes and those indexed by prefix
+    /// are apart, and each keeps any number of prefixes in any order.
+    #[test]
+    fn a_table_view_is_computed_once_per_advertisement() {
+        let pool = pool();
+        let profile = |add_paths| ExportProfile {
+            add_paths,
+            ebgp: false,
+            peer_is_client: false,
+            peer_as: 64512,
+            shared_subnet: None,
+            keep_next_hop: false,
+            cluster_id: None,
+        };
+        let mut views = TableViews::default();
+        let computed = std::cell::Cell::new(0);
+        // (prefix, add-paths, own-only, attributes): the view returned names them.
+        let ask = |views: &mut TableViews, p: u32, ap: bool, own: bool, a: usize| {
+            let adv = advertised(&pool[a]);
+            let view = views.get_or_compute(PrefixId(p), profile(ap), &adv, own, || {
+                computed.set(computed.get() + 1);
+                let mut v = SourcedView::new();
+                v.push((PathId(p as u16), pool[a].clone(), RouteSource::Local));
+                v
+            });
+            assert_eq!(view.len(), 1);
+            assert_eq!(view[0].0, PathId(p as u16));
+            assert!(Arc::ptr_eq(&view[0].1, &pool[a]) || *view[0].1 == *pool[a]);
+        };
+        for (p, ap, own, a) in [(9, false, true, 2), (3, false, true, 2), (40, true, true, 2)] {
+            ask(&mut views, p, ap, own, a);
+        }
+        assert_eq!(computed.get(), 3);
+        // The same again, and the same prefixes indexed: three more, once.
+        for (p, ap, own, a) in [(3, false, true, 2), (9, false, true, 2), (40, true, true, 2)] {
+            ask(&mut views, p, ap, own, a);
+        }
+        for (p, ap, own, a) in [(3, false, false, 2), (9, false, false, 2), (3, false, false, 2)] {
+            ask(&mut views, p, ap, own, a);
+        }
+        assert_eq!(computed.get(), 5);
+        // Another profile, another advertisement: computed; the same again, or equal
+        // attributes in another allocation: kept.
+        ask(&mut views, 3, true, true, 2);
+        ask(&mut views, 9, false, true, 3);
+        ask(&mut views, 9, false, true, 3);
+        ask(&mut views, 3, false, false, 0);
+        ask(&mut views, 3, false, false, 1);
+        assert_eq!(computed.get(), 8);
+        assert_eq!(
+            views.own.iter().map(|(p, _)| p.0).collect::<Vec<_>>(),
+            [3, 9, 40]
+        );
     }
 
     /// A full-mesh node's tables to its peers: the same block each time, one body.

@@ -557,25 +557,24 @@ impl BgpEngine {
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
         let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
+        let r = &self.rt[s.index()];
+        // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
+        // own prefixes can go, which spares a full-mesh node a walk of its whole table.
+        let own_only = r.clients.is_empty() && r.ebgp.is_empty();
         // Update groups (`groups.rs`): each prefix's view shared by the profile, minus the
         // paths learned on `x` itself (the only paths `x` would not be sent), and a table
         // equal to the last one sent shares its body.
-        let r = &self.rt[s.index()];
-        // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
-        // own prefixes can go, which spares a full-mesh node a walk of its whole table (and
-        // its table views, indexed by prefix, a row for every prefix of the cluster).
-        let own_only = r.clients.is_empty() && r.ebgp.is_empty();
-        let grouped = (self.update_groups && !own_only).then(|| self.shared_end(x, side));
-        let mut tables = match self.update_groups {
-            true => std::mem::take(&mut self.rt[s.index()].table_views),
-            false => TableViews::default(),
+        let grouped = self.update_groups.then(|| self.shared_end(x, side));
+        let mut tables = match grouped {
+            Some(_) => std::mem::take(&mut self.rt[s.index()].table_views),
+            None => TableViews::default(),
         };
         let mut body = tables.start_table();
         let r = &self.rt[s.index()];
         let mut add = |p: PrefixId, adv: Option<&Advertised>| match &grouped {
             Some((any, add_paths, profile)) => {
                 let Some(adv) = adv else { return };
-                let view = tables.get_or_compute(p, *profile, adv, || {
+                let view = tables.get_or_compute(p, *profile, adv, own_only, || {
                     self.sourced_view(s, any, *add_paths, p, Some(adv), &mut exports)
                 });
                 for (path, a, source) in view {
@@ -603,7 +602,7 @@ impl BgpEngine {
         let end_of_rib = !body.is_empty() || self.restart_wants_end_of_rib(x, side);
         let body = body.finish(end_of_rib);
         self.rt[s.index()].exports = exports;
-        if self.update_groups {
+        if grouped.is_some() {
             tables.sent_table(&body);
             self.rt[s.index()].table_views = tables;
         }
