@@ -334,7 +334,11 @@ mod tests {
     /// where the last had 0 is a different table: sharing goes by identity), 2 and 3
     /// differ.
     fn pool() -> Vec<Attrs> {
-        let a = |n: u8| Arc::new(PathAttributes::local(IpAddr::V4(Ipv4Addr::new(10, 0, 0, n))));
+        let a = |n: u8| {
+            Arc::new(PathAttributes::local(IpAddr::V4(Ipv4Addr::new(
+                10, 0, 0, n,
+            ))))
+        };
         vec![a(1), a(1), a(2), a(3)]
     }
 
@@ -447,15 +451,27 @@ mod tests {
             assert_eq!(view[0].0, PathId(p as u16));
             assert!(Arc::ptr_eq(&view[0].1, &pool[a]) || *view[0].1 == *pool[a]);
         };
-        for (p, ap, own, a) in [(9, false, true, 2), (3, false, true, 2), (40, true, true, 2)] {
+        for (p, ap, own, a) in [
+            (9, false, true, 2),
+            (3, false, true, 2),
+            (40, true, true, 2),
+        ] {
             ask(&mut views, p, ap, own, a);
         }
         assert_eq!(computed.get(), 3);
         // The same again, and the same prefixes indexed: three more, once.
-        for (p, ap, own, a) in [(3, false, true, 2), (9, false, true, 2), (40, true, true, 2)] {
+        for (p, ap, own, a) in [
+            (3, false, true, 2),
+            (9, false, true, 2),
+            (40, true, true, 2),
+        ] {
             ask(&mut views, p, ap, own, a);
         }
-        for (p, ap, own, a) in [(3, false, false, 2), (9, false, false, 2), (3, false, false, 2)] {
+        for (p, ap, own, a) in [
+            (3, false, false, 2),
+            (9, false, false, 2),
+            (3, false, false, 2),
+        ] {
             ask(&mut views, p, ap, own, a);
         }
         assert_eq!(computed.get(), 5);
