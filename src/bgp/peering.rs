@@ -279,6 +279,7 @@ pub fn plan(
         by_device: HashMap::new(),
         by_address: HashMap::new(),
         pairs: FastMap::default(),
+        meshed: Vec::new(),
     };
     if calico_nodes {
         for (id, node) in topology.live_nodes() {
@@ -321,14 +322,18 @@ pub fn plan(
             .filter(|s| !s.is_router() && s.cluster_id.is_none())
             .map(|s| s.id)
             .collect();
-        // n(n-1)/2 sessions (half a million for 1,000 nodes): room for them at once.
+        // n(n-1)/2 sessions (half a million for 1,000 nodes): room for them at once. The
+        // pairs are distinct and come first, so none is looked up; later pairs ask `meshed`.
         let sessions = mesh.len() * mesh.len().saturating_sub(1) / 2;
         b.peering.sessions.reserve(sessions);
-        b.pairs.reserve(sessions);
+        b.meshed = vec![false; b.peering.speakers.len()];
+        for &x in &mesh {
+            b.meshed[x.index()] = true;
+        }
         for (i, &x) in mesh.iter().enumerate() {
             for &y in &mesh[i + 1..] {
-                let id = b.add_pair(x, y, SessionSource::Mesh, false, None);
-                if let (Some(id), Some(t)) = (id, config.node_mesh_restart_time) {
+                let id = b.push_pair(x, y, SessionSource::Mesh, false, None);
+                if let Some(t) = config.node_mesh_restart_time {
                     b.peering.sessions[id.index()].restart_time = t;
                 }
             }
@@ -399,8 +404,12 @@ struct Builder<'t> {
     peering: Peering,
     by_device: HashMap<DeviceId, SpeakerId>,
     by_address: HashMap<IpAddr, SpeakerId>,
-    /// Looked up only, never iterated.
+    /// The pairs with a session, but those of the node-to-node mesh (`meshed`); looked up
+    /// only, never iterated.
     pairs: FastMap<PairKey, SessionId>,
+    /// By speaker: a member of the node-to-node mesh, which has a session with every other
+    /// member (empty without the mesh).
+    meshed: Vec<bool>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -602,11 +611,25 @@ impl Builder<'_> {
         link: Option<LinkId>,
     ) -> Option<SessionId> {
         let key = PairKey::Speakers(x.min(y), x.max(y));
-        if self.pairs.contains_key(&key) {
+        let meshed = |s: SpeakerId| self.meshed.get(s.index()).copied().unwrap_or(false);
+        if (x != y && meshed(x) && meshed(y)) || self.pairs.contains_key(&key) {
             return None;
         }
-        let id = SessionId(self.peering.sessions.len() as u32);
+        let id = self.push_pair(x, y, source, x_keeps_next_hop, link);
         self.pairs.insert(key, id);
+        Some(id)
+    }
+
+    /// Adds the session x–y, known to be new.
+    fn push_pair(
+        &mut self,
+        x: SpeakerId,
+        y: SpeakerId,
+        source: SessionSource,
+        x_keeps_next_hop: bool,
+        link: Option<LinkId>,
+    ) -> SessionId {
+        let id = SessionId(self.peering.sessions.len() as u32);
         let (sx, sy) = (self.speaker(x), self.speaker(y));
         let ibgp = sx.as_number == sy.as_number;
         let reflects = [self.reflects(sx, sy, ibgp), self.reflects(sy, sx, ibgp)];
@@ -639,7 +662,7 @@ impl Builder<'_> {
             state: SessionState::Idle,
             reason: None,
         });
-        Some(id)
+        id
     }
 
     /// Whether `x` treats `y` as its route-reflector client: a Calico reflector's iBGP peers

@@ -847,6 +847,51 @@ fn a_reflector_owning_the_block_does_not_reflect_a_borrowed_address_inside_it() 
     assert!(net.best("r0n2", "10.244.0.0/26").is_none());
 }
 
+/// BGPPeers on top of the mesh add a session only for a pair without one. One rack, r0n0 a
+/// reflector (so outside the mesh), r0n1–r0n3 meshed: the mesh's 3 pairs come first; `to-rr`
+/// adds r0n1–r0n0, r0n2–r0n0, r0n3–r0n0 (r0n0 does not peer with itself); `everyone`
+/// (every node with every node) finds all six pairs taken; `pin` (r0n1 to r0n2's address, a
+/// meshed pair) too. Six sessions, each pair once, from what made it first.
+#[test]
+fn peers_over_the_mesh_add_only_pairs_it_lacks() {
+    let t = topology(
+        &[RackSpec {
+            nodes: 4,
+            node_bgp: first_reflects,
+        }],
+        false,
+    );
+    let mut everyone = Peer::named("everyone");
+    everyone.peer_selector = Some(Selector::parse("has(rack)").unwrap());
+    let mut pin = Peer::named("pin");
+    pin.node = Some("r0n1".into());
+    pin.peer_ip = Some(ip("10.0.0.12"));
+    let peering = plan(
+        &t,
+        &BgpConfig::default(),
+        &[to_reflectors(), everyone, pin],
+        true,
+    );
+    let name = |s: SpeakerId| peering.speakers[s.index()].name.as_str();
+    let sessions: Vec<(&str, &str, SessionSource)> = peering
+        .sessions
+        .iter()
+        .map(|s| (name(s.a), name(s.b.unwrap()), s.source.clone()))
+        .collect();
+    let rr = || SessionSource::Peer("to-rr".into());
+    assert_eq!(
+        sessions,
+        [
+            ("r0n1", "r0n2", SessionSource::Mesh),
+            ("r0n1", "r0n3", SessionSource::Mesh),
+            ("r0n2", "r0n3", SessionSource::Mesh),
+            ("r0n1", "r0n0", rr()),
+            ("r0n2", "r0n0", rr()),
+            ("r0n3", "r0n0", rr()),
+        ]
+    );
+}
+
 #[test]
 fn sessions_that_cannot_come_up_say_why() {
     let t = topology(

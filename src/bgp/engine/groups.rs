@@ -151,29 +151,54 @@ impl ExportProfile {
 /// advertisement has for each export profile a full table was sent to, with each path's
 /// source, so the next session of that profile coming up takes it minus the paths learned on
 /// that session instead of running the export rules again. Indexed by prefix id (a full table
-/// walks the prefixes in order); an entry is used only while the advertisement it was
-/// computed from is still the same ([`Advertised::same_as`]); a speaker's entries are dropped
-/// when it is wiped, all of them when the peering is reconfigured.
+/// walks the prefixes in order), but for a speaker that sends only its own prefixes (a
+/// full-mesh node, a reflector's client), whose few rows are looked up; an entry is used only
+/// while the advertisement it was computed from is still the same ([`Advertised::same_as`]);
+/// a speaker's entries are dropped when it is wiped, all of them when the peering is
+/// reconfigured.
 ///
-/// It also keeps the last full table built for each profile, as one body: the next session
-/// of that profile coming up while the advertisements are the same (the RIB's version), and
-/// on which none of its paths was learned, is sent that very body — which its receiver
-/// then applies by the steps the body's earlier receivers took (`shared.rs`).
+/// It also keeps the last full table the speaker sent ([`TableBody`]): a full-mesh node
+/// sends every peer the same table (its own blocks), which then is one shared body rather
+/// than one per session; and a reflector's clients coming up while nothing it advertises
+/// changes are sent that body without a walk of the table ([`Built`]). Their receivers then
+/// apply it by the steps its earlier receivers took (`shared.rs`).
 #[derive(Clone, Debug, Default)]
 pub(super) struct TableViews {
     by_prefix: Vec<Vec<TableView>>,
-    tables: Vec<FullTable>,
+    /// The views of a speaker that sends only its own prefixes, by prefix id (sorted): a
+    /// few rows where `by_prefix` would hold one for every prefix of the cluster.
+    own: Vec<(PrefixId, Vec<TableView>)>,
+    last_table: Option<Arc<UpdateBody>>,
+    /// What `last_table` was built from, when it is the whole table of a profile (no path
+    /// left out for the session it went to).
+    last_built: Option<Built>,
 }
 
-/// A full table built for a profile.
+/// What a full table was built from: the profile, the RIB's version (what was advertised,
+/// [`crate::bgp::rib::Rib::version`]), and the sessions its paths were learned on, which
+/// may not be sent it.
 #[derive(Clone, Debug)]
-struct FullTable {
+pub(super) struct Built {
     profile: ExportProfile,
-    /// The RIB's version it was built at.
     version: u64,
-    /// The sessions its paths were learned on (none of them may be sent it), sorted.
+    /// Sorted.
     learned_on: Vec<SessionId>,
-    body: Arc<UpdateBody>,
+}
+
+impl Built {
+    pub(super) fn new(
+        profile: ExportProfile,
+        version: u64,
+        mut learned_on: Vec<SessionId>,
+    ) -> Built {
+        learned_on.sort_unstable();
+        learned_on.dedup();
+        Built {
+            profile,
+            version,
+            learned_on,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -186,18 +211,30 @@ struct TableView {
 
 impl TableViews {
     /// The shared view of `adv` (`p`'s advertisement) for `profile`, computed by `compute` if
-    /// not known yet.
+    /// not known yet. `own_only`: the speaker sends only its own prefixes (kept apart).
     pub(super) fn get_or_compute(
         &mut self,
         p: PrefixId,
         profile: ExportProfile,
         adv: &Advertised,
+        own_only: bool,
         compute: impl FnOnce() -> SourcedView,
     ) -> &SourcedView {
-        if self.by_prefix.len() <= p.index() {
-            self.by_prefix.resize_with(p.index() + 1, Vec::new);
-        }
-        let kept = &mut self.by_prefix[p.index()];
+        let kept = if own_only {
+            let i = match self.own.binary_search_by_key(&p, |(q, _)| *q) {
+                Ok(i) => i,
+                Err(i) => {
+                    self.own.insert(i, (p, Vec::new()));
+                    i
+                }
+            };
+            &mut self.own[i].1
+        } else {
+            if self.by_prefix.len() <= p.index() {
+                self.by_prefix.resize_with(p.index() + 1, Vec::new);
+            }
+            &mut self.by_prefix[p.index()]
+        };
         let i = match kept.iter().position(|t| t.profile == profile) {
             Some(i) => {
                 if !kept[i].from.same_as(adv) {
@@ -218,41 +255,106 @@ impl TableViews {
         &kept[i].view
     }
 
-    /// The full table built for `profile` at RIB version `version`, if it may go to `x`.
-    pub(super) fn full_table(
+    /// Starts the body of a full table, matched against the last one sent.
+    pub(super) fn start_table(&mut self) -> TableBody {
+        TableBody {
+            last: self.last_table.take(),
+            matched: 0,
+            own: None,
+        }
+    }
+
+    /// Keeps `body` as the last full table sent, and what it was built from if it is the
+    /// whole table of its profile (`built`).
+    pub(super) fn sent_table(&mut self, body: &Arc<UpdateBody>, built: Option<Built>) {
+        self.last_table = Some(body.clone());
+        self.last_built = built;
+    }
+
+    /// The last full table sent, if it is the whole table of `profile` at RIB version
+    /// `version` and none of its paths was learned on `x`: the table `x` is to be sent.
+    pub(super) fn unchanged_table(
         &self,
         profile: ExportProfile,
         version: u64,
         x: SessionId,
     ) -> Option<&Arc<UpdateBody>> {
-        self.tables
-            .iter()
-            .find(|t| t.profile == profile && t.version == version)
-            .filter(|t| t.learned_on.binary_search(&x).is_err())
-            .map(|t| &t.body)
+        let built = self.last_built.as_ref()?;
+        let unchanged = built.profile == profile
+            && built.version == version
+            && built.learned_on.binary_search(&x).is_err();
+        self.last_table.as_ref().filter(|_| unchanged)
+    }
+}
+
+/// One announced path of an UPDATE: prefix, path id, attributes.
+type Announced = (PrefixId, PathId, Attrs);
+
+/// The body of a full table being built, compared entry by entry with the last full table
+/// the speaker sent: while they agree nothing is copied, and a table equal to the last one
+/// (the same paths in the same order with the same attributes, by identity, and the same
+/// End-of-RIB) is that body, shared. Bodies are never changed once sent, so sharing one is
+/// the same as sending equal copies.
+#[derive(Debug)]
+pub(super) struct TableBody {
+    last: Option<Arc<UpdateBody>>,
+    /// How many leading entries of `last.announced` the table has matched, while `own` is
+    /// `None`.
+    matched: usize,
+    /// The table's entries, once they differ from `last`'s (or there is no `last`).
+    own: Option<Vec<Announced>>,
+}
+
+impl TableBody {
+    /// Adds one announced path.
+    pub(super) fn push(&mut self, p: PrefixId, path: PathId, attrs: &Attrs) {
+        if self.own.is_none() {
+            if let Some(last) = &self.last
+                && let Some((q, j, b)) = last.announced.get(self.matched)
+                && (*q, *j) == (p, path)
+                && Arc::ptr_eq(b, attrs)
+            {
+                self.matched += 1;
+                return;
+            }
+            self.own = Some(self.matched_prefix());
+        }
+        if let Some(own) = &mut self.own {
+            own.push((p, path, attrs.clone()));
+        }
     }
 
-    /// Keeps `body`, the full table of `profile` at RIB version `version` less the paths
-    /// learned on `x`, which it includes none of, for the next session of the profile.
-    pub(super) fn keep_full_table(
-        &mut self,
-        profile: ExportProfile,
-        version: u64,
-        mut learned_on: Vec<SessionId>,
-        body: &Arc<UpdateBody>,
-    ) {
-        learned_on.sort_unstable();
-        learned_on.dedup();
-        let table = FullTable {
-            profile,
-            version,
-            learned_on,
-            body: body.clone(),
-        };
-        match self.tables.iter_mut().find(|t| t.profile == profile) {
-            Some(t) => *t = table,
-            None => self.tables.push(table),
+    /// Whether no path was added.
+    pub(super) fn is_empty(&self) -> bool {
+        self.own.as_ref().map_or(self.matched == 0, Vec::is_empty)
+    }
+
+    /// The finished body: the last one if the table is the same, else a new one.
+    pub(super) fn finish(mut self, end_of_rib: bool) -> Arc<UpdateBody> {
+        if self.own.is_none()
+            && let Some(last) = &self.last
+            && last.announced.len() == self.matched
+            && last.withdrawn.is_empty()
+            && last.end_of_rib == end_of_rib
+        {
+            return last.clone();
         }
+        let announced = match self.own.take() {
+            Some(own) => own,
+            None => self.matched_prefix(),
+        };
+        Arc::new(UpdateBody {
+            withdrawn: Vec::new(),
+            announced,
+            end_of_rib,
+        })
+    }
+
+    /// The entries of `last` matched so far.
+    fn matched_prefix(&self) -> Vec<Announced> {
+        self.last
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.announced[..self.matched].to_vec())
     }
 }
 
@@ -271,5 +373,252 @@ impl BgpEngine {
             ..e
         };
         (any, add_paths, ExportProfile::of(&e, add_paths))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::bgp::rib::{PathAttributes, RouteKey};
+
+    /// Four attribute sets: 0 and 1 are equal but distinct allocations (a table with 1
+    /// where the last had 0 is a different table: sharing goes by identity), 2 and 3
+    /// differ.
+    fn pool() -> Vec<Attrs> {
+        let a = |n: u8| {
+            Arc::new(PathAttributes::local(IpAddr::V4(Ipv4Addr::new(
+                10, 0, 0, n,
+            ))))
+        };
+        vec![a(1), a(1), a(2), a(3)]
+    }
+
+    type Entry = (u32, u16, usize);
+
+    fn entries(pool: &[Attrs], e: &[Entry]) -> Vec<Announced> {
+        e.iter()
+            .map(|&(p, path, a)| (PrefixId(p), PathId(path), pool[a].clone()))
+            .collect()
+    }
+
+    /// Same prefixes, paths and attributes (by identity), in the same order.
+    fn identical(x: &[Announced], y: &[Announced]) -> bool {
+        x.len() == y.len()
+            && x.iter()
+                .zip(y)
+                .all(|((p, i, a), (q, j, b))| (p, i) == (q, j) && Arc::ptr_eq(a, b))
+    }
+
+    fn entry() -> impl Strategy<Value = Entry> {
+        (0u32..3, 0u16..2, 0usize..4)
+    }
+
+    proptest! {
+        /// A table built against any last table is exactly the entries pushed with the
+        /// End-of-RIB asked for, and is the last body itself exactly when that is identical.
+        #[test]
+        fn a_table_is_what_was_pushed_and_shares_only_an_identical_body(
+            last in proptest::option::of((
+                proptest::collection::vec(entry(), 0..5),
+                proptest::collection::vec((0u32..3, 0u16..2), 0..2),
+                any::<bool>(),
+            )),
+            pushed in proptest::collection::vec(entry(), 0..5),
+            end_of_rib in any::<bool>(),
+        ) {
+            let pool = pool();
+            let last = last.map(|(announced, withdrawn, eor)| {
+                Arc::new(UpdateBody {
+                    withdrawn: withdrawn
+                        .into_iter()
+                        .map(|(p, i)| (PrefixId(p), PathId(i)))
+                        .collect(),
+                    announced: entries(&pool, &announced),
+                    end_of_rib: eor,
+                })
+            });
+            let mut views = TableViews {
+                last_table: last.clone(),
+                ..TableViews::default()
+            };
+            let want = entries(&pool, &pushed);
+            let mut body = views.start_table();
+            prop_assert!(body.is_empty());
+            for (p, i, a) in &want {
+                body.push(*p, *i, a);
+            }
+            prop_assert_eq!(body.is_empty(), want.is_empty());
+            let got = body.finish(end_of_rib);
+            views.sent_table(&got, None);
+            prop_assert!(identical(&got.announced, &want));
+            prop_assert!(got.withdrawn.is_empty());
+            prop_assert_eq!(got.end_of_rib, end_of_rib);
+            let reusable = last.as_ref().is_some_and(|l| {
+                identical(&l.announced, &want) && l.withdrawn.is_empty() && l.end_of_rib == end_of_rib
+            });
+            let shared = last.as_ref().is_some_and(|l| Arc::ptr_eq(l, &got));
+            prop_assert_eq!(shared, reusable);
+            // The table just sent is the one the next is matched against.
+            prop_assert!(views.last_table.as_ref().is_some_and(|l| Arc::ptr_eq(l, &got)));
+        }
+    }
+
+    fn advertised(attrs: &Attrs) -> Advertised {
+        Advertised {
+            key: RouteKey::from(RouteSource::Local),
+            attrs: attrs.clone(),
+            exportable: true,
+            paths: Box::default(),
+        }
+    }
+
+    /// A view is computed once per prefix and profile while the advertisement stays the
+    /// same, again when it changes; the rows of own prefixes and those indexed by prefix
+    /// are apart, and each keeps any number of prefixes in any order.
+    #[test]
+    fn a_table_view_is_computed_once_per_advertisement() {
+        let pool = pool();
+        let profile = |add_paths| ExportProfile {
+            add_paths,
+            ebgp: false,
+            peer_is_client: false,
+            peer_as: 64512,
+            shared_subnet: None,
+            keep_next_hop: false,
+            cluster_id: None,
+        };
+        let mut views = TableViews::default();
+        let computed = std::cell::Cell::new(0);
+        // (prefix, add-paths, own-only, attributes): the view returned names them.
+        let ask = |views: &mut TableViews, p: u32, ap: bool, own: bool, a: usize| {
+            let adv = advertised(&pool[a]);
+            let view = views.get_or_compute(PrefixId(p), profile(ap), &adv, own, || {
+                computed.set(computed.get() + 1);
+                let mut v = SourcedView::new();
+                v.push((PathId(p as u16), pool[a].clone(), RouteSource::Local));
+                v
+            });
+            assert_eq!(view.len(), 1);
+            assert_eq!(view[0].0, PathId(p as u16));
+            assert!(Arc::ptr_eq(&view[0].1, &pool[a]) || *view[0].1 == *pool[a]);
+        };
+        for (p, ap, own, a) in [
+            (9, false, true, 2),
+            (3, false, true, 2),
+            (40, true, true, 2),
+        ] {
+            ask(&mut views, p, ap, own, a);
+        }
+        assert_eq!(computed.get(), 3);
+        // The same again, and the same prefixes indexed: three more, once.
+        for (p, ap, own, a) in [
+            (3, false, true, 2),
+            (9, false, true, 2),
+            (40, true, true, 2),
+        ] {
+            ask(&mut views, p, ap, own, a);
+        }
+        for (p, ap, own, a) in [
+            (3, false, false, 2),
+            (9, false, false, 2),
+            (3, false, false, 2),
+        ] {
+            ask(&mut views, p, ap, own, a);
+        }
+        assert_eq!(computed.get(), 5);
+        // Another profile, another advertisement: computed; the same again, or equal
+        // attributes in another allocation: kept.
+        ask(&mut views, 3, true, true, 2);
+        ask(&mut views, 9, false, true, 3);
+        ask(&mut views, 9, false, true, 3);
+        ask(&mut views, 3, false, false, 0);
+        ask(&mut views, 3, false, false, 1);
+        assert_eq!(computed.get(), 8);
+        assert_eq!(
+            views.own.iter().map(|(p, _)| p.0).collect::<Vec<_>>(),
+            [3, 9, 40]
+        );
+    }
+
+    /// The last table goes again, unwalked, only to a session of its profile, at its RIB
+    /// version, on which none of its paths was learned, and only if it was the whole table.
+    #[test]
+    fn an_unchanged_table_goes_again_only_where_it_is_the_whole_table() {
+        let pool = pool();
+        let profile = |peer_as| ExportProfile {
+            add_paths: true,
+            ebgp: false,
+            peer_is_client: true,
+            peer_as,
+            shared_subnet: None,
+            keep_next_hop: false,
+            cluster_id: None,
+        };
+        let mut views = TableViews::default();
+        let mut body = views.start_table();
+        body.push(PrefixId(7), PathId(0), &pool[2]);
+        let body = body.finish(true);
+        let learned_on = vec![SessionId(9), SessionId(3), SessionId(9)];
+        views.sent_table(&body, Some(Built::new(profile(64512), 5, learned_on)));
+        let again = views.unchanged_table(profile(64512), 5, SessionId(4));
+        assert!(again.is_some_and(|b| Arc::ptr_eq(b, &body)));
+        assert!(
+            views
+                .unchanged_table(profile(64512), 6, SessionId(4))
+                .is_none(),
+            "changed since"
+        );
+        assert!(
+            views
+                .unchanged_table(profile(64513), 5, SessionId(4))
+                .is_none(),
+            "other profile"
+        );
+        for x in [3, 9] {
+            assert!(
+                views
+                    .unchanged_table(profile(64512), 5, SessionId(x))
+                    .is_none(),
+                "{x}'s paths"
+            );
+        }
+        views.sent_table(&body, None);
+        assert!(
+            views
+                .unchanged_table(profile(64512), 5, SessionId(4))
+                .is_none(),
+            "a part"
+        );
+    }
+
+    /// A full-mesh node's tables to its peers: the same block each time, one body.
+    #[test]
+    fn equal_tables_in_a_row_share_one_body() {
+        let pool = pool();
+        let mut views = TableViews::default();
+        let mut sent = Vec::new();
+        for _ in 0..3 {
+            let mut body = views.start_table();
+            body.push(PrefixId(7), PathId(0), &pool[2]);
+            let body = body.finish(true);
+            views.sent_table(&body, None);
+            sent.push(body);
+        }
+        assert!(Arc::ptr_eq(&sent[0], &sent[1]) && Arc::ptr_eq(&sent[1], &sent[2]));
+        // A different table in between: a new body, then another new one when it changes back.
+        let mut body = views.start_table();
+        body.push(PrefixId(7), PathId(0), &pool[3]);
+        let other = body.finish(true);
+        views.sent_table(&other, None);
+        let mut body = views.start_table();
+        body.push(PrefixId(7), PathId(0), &pool[2]);
+        let back = body.finish(true);
+        assert!(!Arc::ptr_eq(&other, &sent[0]) && !Arc::ptr_eq(&back, &other));
+        assert!(!Arc::ptr_eq(&back, &sent[0]));
+        assert_eq!(back.announced.len(), 1);
     }
 }

@@ -381,8 +381,8 @@ pub struct BgpEngine {
     /// Destinations `link_changed` looked at so far (tests measure what an event costs).
     #[cfg(test)]
     pub(crate) link_examined: u64,
-    /// Full tables built by walking a reflector's advertisements, rather than sent again
-    /// (tests measure what a session coming up costs).
+    /// Full tables built by walking the advertisements of a speaker that passes routes on,
+    /// rather than sent again (tests measure what a session coming up costs).
     #[cfg(test)]
     pub(crate) full_tables_built: u64,
 }

@@ -26,7 +26,7 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
-use super::groups::{Change, ExportProfile, GroupViews};
+use super::groups::{Built, Change, ExportProfile, GroupViews, TableViews};
 use super::{
     Arrivals, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update, UpdateBody, VISIT_ALL,
     VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
@@ -620,44 +620,42 @@ impl BgpEngine {
         let sess = &self.sessions[x.index()];
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
-        let mut batch = UpdateBody::default();
         let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
         let r = &self.rt[s.index()];
         // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
         // own prefixes can go, which spares a full-mesh node a walk of its whole table.
         let own_only = r.clients.is_empty() && r.ebgp.is_empty();
-        let mut add = |p: PrefixId, adv: Option<&Advertised>| {
-            for (path, a) in self.view(s, x, side, p, adv, &mut exports) {
-                batch.announced.push((p, path, a));
-            }
+        // Update groups (`groups.rs`): each prefix's view shared by the profile, minus the
+        // paths learned on `x` itself (the only paths `x` would not be sent), and a table
+        // equal to the last one sent shares its body — without a walk while nothing was
+        // advertised since for the same profile.
+        let grouped = self.update_groups.then(|| self.shared_end(x, side));
+        let version = r.rib.version();
+        if let Some((_, _, profile)) = &grouped
+            && let Some(body) = r.table_views.unchanged_table(*profile, version, x)
+        {
+            let body = body.clone();
+            self.rt[s.index()].exports = exports;
+            self.send(now, s, x, body, arrivals);
+            return;
+        }
+        #[cfg(test)]
+        {
+            self.full_tables_built += u64::from(!own_only);
+        }
+        let mut tables = match grouped {
+            Some(_) => std::mem::take(&mut self.rt[s.index()].table_views),
+            None => TableViews::default(),
         };
-        if own_only {
-            for p in &r.originated {
-                add(*p, r.rib.advertised(*p));
-            }
-        } else if self.update_groups {
-            // Update groups (`groups.rs`): the profile's shared view, minus the paths
-            // learned on `x` itself (the only paths `x` would not be sent).
-            let (any, add_paths, profile) = self.shared_end(x, side);
-            let version = r.rib.version();
-            if let Some(body) = r.table_views.full_table(profile, version, x) {
-                let body = body.clone();
-                self.rt[s.index()].exports = exports;
-                self.send(now, s, x, body, arrivals);
-                return;
-            }
-            #[cfg(test)]
-            {
-                self.full_tables_built += 1;
-            }
-            let mut tables = std::mem::take(&mut self.rt[s.index()].table_views);
-            let r = &self.rt[s.index()];
-            // The sessions the table's paths were learned on; whether some were `x`'s own
-            // (then the body is `x`'s alone).
-            let (mut learned_on, mut own) = (Vec::new(), false);
-            for (p, adv) in r.rib.advertisements() {
-                let view = tables.get_or_compute(p, profile, adv, || {
-                    self.sourced_view(s, &any, add_paths, p, Some(adv), &mut exports)
+        let mut body = tables.start_table();
+        // The sessions the table's paths were learned on, and whether some were `x`'s.
+        let (mut learned_on, mut own) = (Vec::new(), false);
+        let r = &self.rt[s.index()];
+        let mut add = |p: PrefixId, adv: Option<&Advertised>| match &grouped {
+            Some((any, add_paths, profile)) => {
+                let Some(adv) = adv else { return };
+                let view = tables.get_or_compute(p, *profile, adv, own_only, || {
+                    self.sourced_view(s, any, *add_paths, p, Some(adv), &mut exports)
                 });
                 for (path, a, source) in view {
                     match *source {
@@ -668,28 +666,35 @@ impl BgpEngine {
                         RouteSource::Peer(y) => learned_on.push(y),
                         RouteSource::Local => {}
                     }
-                    batch.announced.push((p, *path, a.clone()));
+                    body.push(p, *path, a);
                 }
             }
-            if !own && !batch.announced.is_empty() {
-                batch.end_of_rib = true;
-                let body = Arc::new(batch);
-                tables.keep_full_table(profile, version, learned_on, &body);
-                self.rt[s.index()].table_views = tables;
-                self.rt[s.index()].exports = exports;
-                self.send(now, s, x, body, arrivals);
-                return;
+            None => {
+                for (path, a) in self.view(s, x, side, p, adv, &mut exports) {
+                    body.push(p, path, &a);
+                }
             }
-            self.rt[s.index()].table_views = tables;
+        };
+        if own_only {
+            for p in &r.originated {
+                add(*p, r.rib.advertised(*p));
+            }
         } else {
             for (p, adv) in r.rib.advertisements() {
                 add(p, Some(adv));
             }
         }
-        self.rt[s.index()].exports = exports;
         // End-of-RIB rides on the table; alone only when a peer waits for it (`restart.rs`).
-        batch.end_of_rib = !batch.announced.is_empty() || self.restart_wants_end_of_rib(x, side);
-        self.send(now, s, x, Arc::new(batch), arrivals);
+        let end_of_rib = !body.is_empty() || self.restart_wants_end_of_rib(x, side);
+        let complete = !own && !body.is_empty();
+        let body = body.finish(end_of_rib);
+        self.rt[s.index()].exports = exports;
+        if let Some((_, _, profile)) = grouped {
+            let built = complete.then(|| Built::new(profile, version, learned_on));
+            tables.sent_table(&body, built);
+            self.rt[s.index()].table_views = tables;
+        }
+        self.send(now, s, x, body, arrivals);
     }
 
     /// Sends one UPDATE on its own.
