@@ -31,7 +31,7 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use super::engine::{BgpEngine, BgpEvent, BgpLogKind, Scheduled};
+use super::engine::{BgpEngine, BgpEvent, BgpLogKind, Scheduled, UpdateBody};
 use super::peering::{IdleReason, SessionState};
 use super::rib::{PathId, PrefixId, RouteKey, RouteSource};
 use super::{SessionId, SpeakerId};
@@ -326,19 +326,19 @@ impl BgpEngine {
         now: SimTime,
         s: SpeakerId,
         x: SessionId,
-        touched: &[(PrefixId, PathId)],
-        end_of_rib: bool,
+        body: &UpdateBody,
         out: &mut Scheduled,
     ) {
         let Some(side) = self.sessions[x.index()].side_of(s) else {
             return;
         };
         if let Some(stale) = self.restart.stale.get_mut(&(x, side as u8)) {
-            for p in touched {
-                stale.prefixes.remove(p);
+            let announced = body.announced.iter().map(|(p, path, _)| (*p, *path));
+            for p in body.withdrawn.iter().copied().chain(announced) {
+                stale.prefixes.remove(&p);
             }
         }
-        if !end_of_rib {
+        if !body.end_of_rib {
             return;
         }
         self.flush_stale(now, x, side, Some("End-of-RIB received"), out);

@@ -4,7 +4,7 @@
 use crate::bgp::SpeakerId;
 use crate::bgp::peering::{SessionState, SessionType};
 use crate::bgp::policy::import_check;
-use crate::bgp::rib::{PathId, PrefixId, RouteKey, RouteSource};
+use crate::bgp::rib::{PathId, RouteKey, RouteSource};
 use crate::model::time::{SimDuration, SimTime};
 
 use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, InProcess, Scheduled, Update};
@@ -185,15 +185,8 @@ impl BgpEngine {
             };
             self.record(now, s, p, from, to, outcome, out);
         }
-        let body = &update.body;
-        if body.end_of_rib || !self.restart.is_idle() {
-            let touched: Vec<(PrefixId, PathId)> = body
-                .withdrawn
-                .iter()
-                .copied()
-                .chain(body.announced.iter().map(|(p, path, _)| (*p, *path)))
-                .collect();
-            self.restart_on_update(now, s, x, &touched, body.end_of_rib, out);
+        if update.body.end_of_rib || !self.restart.is_idle() {
+            self.restart_on_update(now, s, x, &update.body, out);
         }
     }
 }
