@@ -229,6 +229,20 @@ impl Net {
         }
     }
 
+    /// Takes the speakers of `nodes` down (`up` false) or brings them back, all at this
+    /// instant, and lets everything settle.
+    fn set_speakers(&mut self, nodes: &[&str], up: bool) {
+        for node in nodes {
+            let d = self.dev(node);
+            let evs = match up {
+                true => self.engine.speaker_up(self.now, d),
+                false => self.engine.speaker_down(self.now, d),
+            };
+            self.push(evs);
+        }
+        self.settle();
+    }
+
     fn dev(&self, name: &str) -> DeviceId {
         self.topology.device_by_name(name).expect(name)
     }
@@ -444,19 +458,9 @@ fn a_reflector_shares_one_exported_route_among_the_full_tables_of_its_clients() 
     let mut net = reflected(7, true);
     net.originate("r0n3", "10.244.3.0/26");
     net.settle();
-    for c in ["r0n4", "r0n5", "r0n6"] {
-        let d = net.dev(c);
-        let evs = net.engine.speaker_down(net.now, d);
-        net.push(evs);
-    }
-    net.settle();
+    net.set_speakers(&["r0n4", "r0n5", "r0n6"], false);
     assert!(net.entry("r0n4", "10.244.3.0/26").is_none(), "down: forgot");
-    for c in ["r0n4", "r0n5", "r0n6"] {
-        let d = net.dev(c);
-        let evs = net.engine.speaker_up(net.now, d);
-        net.push(evs);
-    }
-    net.settle();
+    net.set_speakers(&["r0n4", "r0n5", "r0n6"], true);
     let from = |client: &str, rr: &str| {
         let e = net.entry(client, "10.244.3.0/26").expect("learned again");
         let route = e.routes.iter().find(|r| r.from == Some(net.dev(rr)));
@@ -485,19 +489,9 @@ fn clients_coming_up_while_nothing_changes_are_sent_one_shared_full_table() {
     let mut net = reflected(7, true);
     net.originate("r0n3", "10.244.3.0/26");
     net.settle();
-    for c in ["r0n4", "r0n5", "r0n6"] {
-        let d = net.dev(c);
-        let evs = net.engine.speaker_down(net.now, d);
-        net.push(evs);
-    }
-    net.settle();
+    net.set_speakers(&["r0n4", "r0n5", "r0n6"], false);
     let before = net.engine.full_tables_built;
-    for c in ["r0n4", "r0n5", "r0n6"] {
-        let d = net.dev(c);
-        let evs = net.engine.speaker_up(net.now, d);
-        net.push(evs);
-    }
-    net.settle();
+    net.set_speakers(&["r0n4", "r0n5", "r0n6"], true);
     assert_eq!(net.engine.full_tables_built - before, 3);
     for c in ["r0n4", "r0n5", "r0n6"] {
         let e = net.entry(c, "10.244.3.0/26").expect("learned again");
