@@ -446,6 +446,16 @@ fn a_reflector_sends_client_routes_to_everyone_and_same_cluster_reflectors_keep_
     );
 }
 
+/// r0n0..r0n2 reflect for the clients r0n3..r0n6 (one cluster); r0n3's block is known
+/// everywhere, then r0n4..r0n6 go down (to come back in the test).
+fn clients_gone_after_a_block() -> Net {
+    let mut net = reflected(7, true);
+    net.originate("r0n3", "10.244.3.0/26");
+    net.settle();
+    net.set_speakers(&["r0n4", "r0n5", "r0n6"], false);
+    net
+}
+
 #[test]
 fn a_reflector_shares_one_exported_route_among_the_full_tables_of_its_clients() {
     // r0n0..r0n2 reflect for the clients r0n3..r0n6. The clients r0n4..r0n6 go down and come
@@ -455,10 +465,7 @@ fn a_reflector_shares_one_exported_route_among_the_full_tables_of_its_clients() 
     // CLUSTER_LIST and next hop), so the three clients hold one shared copy per reflector:
     // a reflector of n clients keeps one copy of each route, not n (issue #20, where
     // copies per client took rr-5000 from 2.7 to 9 GiB).
-    let mut net = reflected(7, true);
-    net.originate("r0n3", "10.244.3.0/26");
-    net.settle();
-    net.set_speakers(&["r0n4", "r0n5", "r0n6"], false);
+    let mut net = clients_gone_after_a_block();
     assert!(net.entry("r0n4", "10.244.3.0/26").is_none(), "down: forgot");
     net.set_speakers(&["r0n4", "r0n5", "r0n6"], true);
     let from = |client: &str, rr: &str| {
@@ -486,10 +493,7 @@ fn clients_coming_up_while_nothing_changes_are_sent_one_shared_full_table() {
     // nothing). So each reflector walks its table once, for the first of the three, and
     // sends the next two that very body: 3 tables built for 9 sessions, where building one
     // per session would be 9.
-    let mut net = reflected(7, true);
-    net.originate("r0n3", "10.244.3.0/26");
-    net.settle();
-    net.set_speakers(&["r0n4", "r0n5", "r0n6"], false);
+    let mut net = clients_gone_after_a_block();
     let before = net.engine.full_tables_built;
     net.set_speakers(&["r0n4", "r0n5", "r0n6"], true);
     assert_eq!(net.engine.full_tables_built - before, 3);
