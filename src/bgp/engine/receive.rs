@@ -4,7 +4,7 @@
 use crate::bgp::SpeakerId;
 use crate::bgp::peering::{SessionState, SessionType};
 use crate::bgp::policy::import_check;
-use crate::bgp::rib::{PathId, RouteKey, RouteSource};
+use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource};
 use crate::model::time::{SimDuration, SimTime};
 
 use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, InProcess, Scheduled, Update};
@@ -114,6 +114,29 @@ impl BgpEngine {
         }
     }
 
+    /// Whether `s` accepts `attrs` for `p` from `update`'s sender (a rejection is logged).
+    fn imports(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        update: &Update,
+        p: PrefixId,
+        attrs: &Attrs,
+        (ebgp, from_client): (bool, bool),
+    ) -> bool {
+        let Err(why) = import_check(attrs, ebgp, from_client, &self.speakers[s.index()]) else {
+            return true;
+        };
+        if self.options.routes {
+            let subject = format!("{} <- {}", self.name(s), self.name(update.from));
+            let outcome = format!("{} rejected: {why}", self.prefixes.net(p));
+            self.note(now, BgpLogKind::RouteRejected, subject, outcome);
+        } else {
+            self.last_activity = self.last_activity.max(now);
+        }
+        false
+    }
+
     /// Applies a received UPDATE to the Adj-RIB-In and re-runs the decision for its prefixes.
     pub(super) fn apply(
         &mut self,
@@ -148,42 +171,13 @@ impl BgpEngine {
             (update.body.announced.iter()).map(|(p, path, attrs)| (*p, *path, Some(attrs)));
         for (i, (p, path, attrs)) in withdrawn.chain(announced).enumerate() {
             let accepted = match attrs {
-                Some(attrs) => {
-                    match import_check(attrs, ebgp, from_client, &self.speakers[s.index()]) {
-                        Ok(()) => true,
-                        Err(why) => {
-                            if self.options.routes {
-                                let subject =
-                                    format!("{} <- {}", self.name(s), self.name(update.from));
-                                let outcome = format!("{} rejected: {why}", self.prefixes.net(p));
-                                self.note(now, BgpLogKind::RouteRejected, subject, outcome);
-                            } else {
-                                self.last_activity = self.last_activity.max(now);
-                            }
-                            false
-                        }
-                    }
-                }
+                Some(attrs) => self.imports(now, s, update, p, attrs, (ebgp, from_client)),
                 None => true,
             };
             let attrs = attrs.filter(|_| accepted);
-            let from = self.table.get(s, p);
-            let replayed = slot.and_then(|slot| self.body_steps.get(slot, i, from, accepted));
-            let (to, outcome) = match replayed {
-                Some((to, outcome)) => {
-                    self.table.set(s, p, to);
-                    (to, outcome)
-                }
-                None => {
-                    let step = self.step(s, p, key(path), tag, attrs);
-                    if let Some(slot) = slot.filter(|_| step.replayable) {
-                        self.body_steps
-                            .put(slot, i, from, accepted, (step.to, step.outcome));
-                    }
-                    (step.to, step.outcome)
-                }
-            };
-            self.record(now, s, p, from, to, outcome, out);
+            let at = slot.map(|slot| (slot, i, accepted));
+            let step = self.step_in_body(s, p, key(path), tag, attrs, at);
+            self.record(now, s, p, step.from, step.to, step.outcome, out);
         }
         if update.body.end_of_rib || !self.restart.is_idle() {
             self.restart_on_update(now, s, x, &update.body, out);

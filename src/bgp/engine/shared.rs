@@ -359,6 +359,40 @@ impl BgpEngine {
         }
     }
 
+    /// [`BgpEngine::step`] for route `i` of a body `s` applies, whose steps are kept in
+    /// `slot` of [`BodySteps`] (`at`: the slot, `i` and whether the route passed the import
+    /// check, which `attrs` already reflects): taken again by position where an earlier
+    /// receiver took it from the same state, else taken and kept if replayable.
+    pub(super) fn step_in_body(
+        &mut self,
+        s: SpeakerId,
+        p: PrefixId,
+        key: RouteKey,
+        tag: Tag,
+        attrs: Option<&Attrs>,
+        at: Option<(BodySlotId, usize, bool)>,
+    ) -> Stepped {
+        let Some((slot, i, accepted)) = at else {
+            return self.step(s, p, key, tag, attrs);
+        };
+        let from = self.table.get(s, p);
+        if let Some((to, outcome)) = self.body_steps.get(slot, i, from, accepted) {
+            self.table.set(s, p, to);
+            return Stepped {
+                from,
+                to,
+                outcome,
+                replayable: true,
+            };
+        }
+        let step = self.step(s, p, key, tag, attrs);
+        if step.replayable {
+            self.body_steps
+                .put(slot, i, from, accepted, (step.to, step.outcome));
+        }
+        step
+    }
+
     /// Runs the whole decision process for `p` at `s` again (a next hop's reachability or
     /// cost changed): the old and new states, with what happened. Never replayed: it runs
     /// because the underlay changed, which no memo entry knows.
