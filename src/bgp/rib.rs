@@ -665,27 +665,23 @@ impl StateTable {
     pub fn set(&mut self, s: super::SpeakerId, p: PrefixId, id: StateId) {
         let (block, lane) = Self::lane(s);
         let chunk = p.index() / CHUNK;
-        let exists = self
-            .tiles
-            .get(block)
-            .and_then(|b| b.get(chunk))
-            .is_some_and(|t| t.is_some());
-        if !exists {
-            if id == EMPTY {
-                return;
-            }
-            if block >= self.tiles.len() {
-                self.tiles.resize_with(block + 1, Vec::new);
-            }
-            let b = &mut self.tiles[block];
-            if chunk >= b.len() {
-                b.resize_with(chunk + 1, || None);
-            }
-            b[chunk] = Some(vec![[EMPTY; LANES]; CHUNK].into_boxed_slice());
-        }
-        if let Some(t) = self.tiles[block][chunk].as_mut() {
+        if let Some(Some(t)) = self.tiles.get_mut(block).and_then(|b| b.get_mut(chunk)) {
             t[p.index() % CHUNK][lane] = id;
+            return;
         }
+        if id == EMPTY {
+            return;
+        }
+        if block >= self.tiles.len() {
+            self.tiles.resize_with(block + 1, Vec::new);
+        }
+        let b = &mut self.tiles[block];
+        if chunk >= b.len() {
+            b.resize_with(chunk + 1, || None);
+        }
+        let mut tile = vec![[EMPTY; LANES]; CHUNK].into_boxed_slice();
+        tile[p.index() % CHUNK][lane] = id;
+        b[chunk] = Some(tile);
     }
 
     /// The prefixes `s` holds a candidate for, with their states, in id order.

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use crate::bgp::SpeakerId;
 use crate::bgp::decision::{DecisionContext, RouteStatus, SourceInfo};
 use crate::bgp::peering::{Session, SessionType, Speaker};
-use crate::bgp::rib::{Attrs, Outcome, PrefixId, RouteKey, RouteSource, StateId, Tag};
+use crate::bgp::rib::{Attrs, LOCAL_TAG, Outcome, PrefixId, RouteKey, RouteSource, StateId, Tag};
 use crate::bgp::underlay::Underlay;
 use crate::model::time::SimTime;
 use crate::model::topology::DeviceId;
@@ -104,8 +104,11 @@ impl BgpEngine {
                 changed
             }
         };
+        // A plain speaker's learned route goes nowhere: most of what a reflector's clients
+        // receive ends here, before the export looks up the speaker.
+        let nowhere = self.passes_on_nothing(s, p, to);
         if !changed {
-            if self.offers_paths(s) {
+            if !nowhere && self.offers_paths(s) {
                 self.schedule_export(now, s, p, out);
             }
             return;
@@ -129,7 +132,25 @@ impl BgpEngine {
         } else {
             self.last_activity = self.last_activity.max(now);
         }
-        self.schedule_export(now, s, p, out);
+        if !nowhere {
+            self.schedule_export(now, s, p, out);
+        }
+    }
+
+    /// Whether no peer of `s` can see a difference in `p`, whose state is `state`: a plain
+    /// iBGP speaker (`Tags::plain`: no eBGP peer, no client) passes on nothing it learned,
+    /// so with no route of its own for `p` and nothing advertised for it, an export would
+    /// find nothing to send and record nothing.
+    pub(super) fn passes_on_nothing(&self, s: SpeakerId, p: PrefixId, state: StateId) -> bool {
+        let r = &self.rt[s.index()];
+        r.tags.plain
+            && !self
+                .states
+                .get(state)
+                .held
+                .iter()
+                .any(|h| h.tag == LOCAL_TAG)
+            && r.rib.advertised(p).is_none()
     }
 
     /// Runs `f` with speaker `s`'s decision context; also says whether the decision asked

@@ -17,7 +17,8 @@ impl BgpEngine {
             return;
         };
         let mut finishing: Vec<(SimTime, Vec<InProcess>)> = Vec::new();
-        for delivery in deliveries {
+        let count = deliveries.len();
+        for (i, delivery) in deliveries.into_iter().enumerate() {
             let update = &delivery.update;
             if self.srt[update.session.index()].epoch != delivery.epoch {
                 continue;
@@ -40,7 +41,12 @@ impl BgpEngine {
             };
             match finishing.iter_mut().find(|(t, _)| *t == at) {
                 Some((_, group)) => group.push(started),
-                None => finishing.push((at, vec![started])),
+                None => {
+                    // Most arrivals finish together: room for all that are left.
+                    let mut group = Vec::with_capacity(count - i);
+                    group.push(started);
+                    finishing.push((at, group));
+                }
             }
         }
         for (at, mut group) in finishing {

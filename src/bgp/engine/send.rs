@@ -139,19 +139,10 @@ impl BgpEngine {
         p: PrefixId,
         out: &mut Scheduled,
     ) {
-        let r = &self.rt[s.index()];
-        if r.tags.plain
-            && r.rib.advertised(p).is_none()
-            && !(self.states.get(self.table.get(s, p)).held)
-                .iter()
-                .any(|h| h.tag == LOCAL_TAG)
-        {
-            // A plain iBGP speaker passes on nothing it learned (`Tags::plain`: it has no
-            // eBGP peer and no client), so with no route of its own for `p` and nothing
-            // advertised no peer can see a difference: what follows would find that out
-            // and record nothing.
+        if self.passes_on_nothing(s, p, self.table.get(s, p)) {
             return;
         }
+        let r = &self.rt[s.index()];
         if r.dirty.contains(&p) {
             return;
         }

@@ -74,11 +74,12 @@ impl Tags {
 
 /// The steps the last receivers of a few UPDATE bodies took, by the position of each route
 /// in the body. A reflector's clients apply one shared body one after another, mostly from
-/// the same states, so the next client's step is the last one's, found by position rather
-/// than by hashing into the memo. An entry is a memo entry (the same rules: the same class
-/// and tag, never a step that asked the underlay), and goes with the memo when a collection
-/// renumbers states. Each slot holds its body, so the body's address, and the attributes'
-/// addresses in it, are not reused while the slot names them.
+/// one of a few states (which of the other reflectors' copies of the route reached them
+/// first), so the next client's step is one of the last few taken at that position, found
+/// by position rather than by hashing into the memo. An entry is a memo entry (the same
+/// rules: the same class and tag, never a step that asked the underlay), and goes with the
+/// memo when a collection renumbers states. Each slot holds its body, so the body's address,
+/// and the attributes' addresses in it, are not reused while the slot names them.
 #[derive(Debug, Default)]
 pub(super) struct BodySteps {
     slots: Vec<BodySlot>,
@@ -86,6 +87,9 @@ pub(super) struct BodySteps {
     index: FastMap<(usize, u32, Tag), usize>,
     /// The slot taken next once every slot is used (round robin).
     next: usize,
+    /// The slot found last, by key: the clients finishing one message together apply the
+    /// same body one after another.
+    last: Option<((usize, u32, Tag), usize)>,
 }
 
 /// How many bodies' steps are kept: a reflector flushes again while its last UPDATE is
@@ -97,9 +101,34 @@ const BODY_SLOTS: usize = 64;
 struct BodySlot {
     body: Option<Arc<UpdateBody>>,
     key: (usize, u32, Tag),
-    /// Per route of the body (withdrawals first): the state stepped from, whether the route
-    /// passed the import check, and the state stepped to with what happened.
-    steps: Vec<Option<(StateId, bool, StateId, Outcome)>>,
+    /// Per route of the body (withdrawals first), the last steps taken there.
+    steps: Vec<Ways>,
+}
+
+/// How many steps are kept per route of a body: the states a route meets at a reflector's
+/// clients are the few subsets of the other reflectors' copies that arrived before it.
+const WAYS: usize = 4;
+
+/// The last [`WAYS`] steps taken at one route of a body, the latest first: where each
+/// started (the state stepped from, and whether the route passed the import check, as
+/// `from << 1 | accepted`; [`Ways::FREE`] where none was taken) and where it led.
+#[derive(Clone, Copy, Debug)]
+struct Ways {
+    starts: [u32; WAYS],
+    ends: [(StateId, Outcome); WAYS],
+}
+
+impl Ways {
+    const FREE: u32 = u32::MAX;
+    const EMPTY: Ways = Ways {
+        starts: [Ways::FREE; WAYS],
+        ends: [(StateId(0), Outcome::Unchanged); WAYS],
+    };
+
+    fn start(from: StateId, accepted: bool) -> u32 {
+        debug_assert!(from.0 < 1 << 31, "state ids stay far below 2^31");
+        from.0 << 1 | u32::from(accepted)
+    }
 }
 
 /// A slot of [`BodySteps`] for one receiver's application of a body.
@@ -111,7 +140,13 @@ impl BodySteps {
     /// and taken over if none is.
     pub(super) fn slot(&mut self, body: &Arc<UpdateBody>, class: u32, tag: Tag) -> BodySlotId {
         let key = (Arc::as_ptr(body) as usize, class, tag);
+        if let Some((last, i)) = self.last
+            && last == key
+        {
+            return BodySlotId(i);
+        }
         if let Some(&i) = self.index.get(&key) {
+            self.last = Some((key, i));
             return BodySlotId(i);
         }
         let i = if self.slots.len() < BODY_SLOTS {
@@ -124,11 +159,12 @@ impl BodySteps {
             i
         };
         self.index.insert(key, i);
+        self.last = Some((key, i));
         let slot = &mut self.slots[i];
         slot.body = Some(body.clone());
         slot.key = key;
         slot.steps.clear();
-        slot.steps.resize(body.prefix_count(), None);
+        slot.steps.resize(body.prefix_count(), Ways::EMPTY);
         BodySlotId(i)
     }
 
@@ -141,10 +177,10 @@ impl BodySteps {
         from: StateId,
         accepted: bool,
     ) -> Option<(StateId, Outcome)> {
-        match self.slots[slot.0].steps[i] {
-            Some((f, a, to, outcome)) if f == from && a == accepted => Some((to, outcome)),
-            _ => None,
-        }
+        let ways = &self.slots[slot.0].steps[i];
+        let start = Ways::start(from, accepted);
+        let way = ways.starts.iter().position(|&s| s == start)?;
+        Some(ways.ends[way])
     }
 
     pub(super) fn put(
@@ -155,7 +191,13 @@ impl BodySteps {
         accepted: bool,
         (to, outcome): (StateId, Outcome),
     ) {
-        self.slots[slot.0].steps[i] = Some((from, accepted, to, outcome));
+        let ways = &mut self.slots[slot.0].steps[i];
+        for w in (1..WAYS).rev() {
+            ways.starts[w] = ways.starts[w - 1];
+            ways.ends[w] = ways.ends[w - 1];
+        }
+        ways.starts[0] = Ways::start(from, accepted);
+        ways.ends[0] = (to, outcome);
     }
 
     /// Forgets every step (state ids are about to be renumbered).
@@ -525,6 +567,35 @@ mod tests {
         steps.clear();
         let slot = steps.slot(&b, 64512, 3);
         assert_eq!(steps.get(slot, 0, StateId(2), true), None, "cleared");
+    }
+
+    #[test]
+    fn a_position_keeps_the_last_few_starts_and_forgets_the_oldest() {
+        let mut steps = BodySteps::default();
+        let b = body();
+        let slot = steps.slot(&b, 64512, 3);
+        // Starts 10, 11, 12, 13 fill the WAYS = 4 ways; each leads to its own state.
+        for start in 10..10 + WAYS as u32 {
+            steps.put(
+                slot,
+                0,
+                StateId(start),
+                true,
+                (StateId(start + 100), STEP.1),
+            );
+        }
+        for start in 10..10 + WAYS as u32 {
+            let found = steps.get(slot, 0, StateId(start), true);
+            assert_eq!(found, Some((StateId(start + 100), STEP.1)), "start {start}");
+        }
+        // A fifth start pushes out the first one put (10), and only that one.
+        steps.put(slot, 0, StateId(20), true, STEP);
+        assert_eq!(steps.get(slot, 0, StateId(10), true), None, "oldest gone");
+        assert_eq!(steps.get(slot, 0, StateId(20), true), Some(STEP));
+        assert_eq!(
+            steps.get(slot, 0, StateId(11), true),
+            Some((StateId(111), STEP.1))
+        );
     }
 
     #[test]
