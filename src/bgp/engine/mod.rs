@@ -368,8 +368,8 @@ pub struct BgpEngine {
     pub(super) states: States,
     /// Which state each speaker holds for each prefix.
     pub(super) table: StateTable,
-    /// The steps the last receivers of a few UPDATE bodies took (`shared.rs`).
-    body_steps: shared::BodySteps,
+    /// The last steps taken at each prefix (`shared.rs`).
+    prefix_steps: shared::PrefixSteps,
     /// Whether speakers name sources so as to share states and replay each other's steps
     /// (`shared.rs`); off only for the property test's per-speaker reference.
     shared_states: bool,
@@ -441,7 +441,7 @@ impl BgpEngine {
             update_groups: true,
             states: States::default(),
             table: StateTable::default(),
-            body_steps: shared::BodySteps::default(),
+            prefix_steps: shared::PrefixSteps::default(),
             shared_states: true,
             next_hop_origins: next_hops::NextHopOrigins::default(),
             #[cfg(test)]

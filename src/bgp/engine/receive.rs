@@ -162,12 +162,6 @@ impl BgpEngine {
         let tag = self.tag(s, RouteSource::Peer(x));
         let r = &mut self.rt[s.index()];
         r.received += 1;
-        // Where this body's routes were applied from the same states before, the steps are
-        // taken again by position (`shared.rs`).
-        let slot = r
-            .tags
-            .class
-            .map(|class| self.body_steps.slot(&update.body, class, tag));
         let withdrawn = update
             .body
             .withdrawn
@@ -175,14 +169,13 @@ impl BgpEngine {
             .map(|&(p, path)| (p, path, None));
         let announced =
             (update.body.announced.iter()).map(|(p, path, attrs)| (*p, *path, Some(attrs)));
-        for (i, (p, path, attrs)) in withdrawn.chain(announced).enumerate() {
+        for (p, path, attrs) in withdrawn.chain(announced) {
             let accepted = match attrs {
                 Some(attrs) => self.imports(now, s, update, p, attrs, (ebgp, from_client)),
                 None => true,
             };
             let attrs = attrs.filter(|_| accepted);
-            let at = slot.map(|slot| (slot, i, accepted));
-            let step = self.step_in_body(s, p, key(path), tag, attrs, at);
+            let step = self.step(s, p, key(path), tag, attrs);
             self.record(now, s, p, step.from, step.to, step.outcome, out);
         }
         if update.body.end_of_rib || !self.restart.is_idle() {

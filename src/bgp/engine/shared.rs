@@ -27,9 +27,8 @@ use crate::bgp::rib::{
     StateId, Step, Tag, Upsert, either,
 };
 use crate::bgp::{SessionId, SpeakerId};
-use crate::model::hash::FastMap;
 
-use super::{BgpEngine, UpdateBody};
+use super::BgpEngine;
 
 /// The tag of a session named by itself.
 const SESSION_TAG: Tag = 1 << 31;
@@ -72,137 +71,69 @@ impl Tags {
     }
 }
 
-/// The steps the last receivers of a few UPDATE bodies took, by the position of each route
-/// in the body. A reflector's clients apply one shared body one after another, mostly from
-/// one of a few states (which of the other reflectors' copies of the route reached them
-/// first), so the next client's step is one of the last few taken at that position, found
-/// by position rather than by hashing into the memo. An entry is a memo entry (the same
-/// rules: the same class and tag, never a step that asked the underlay), and goes with the
-/// memo when a collection renumbers states. Each slot holds its body, so the body's address,
-/// and the attributes' addresses in it, are not reused while the slot names them.
+/// The last steps taken at each prefix by speakers of a memo class. A reflector's clients
+/// receive each prefix from the same few reflectors, in one shared UPDATE or in full tables
+/// of their own, and meet it in one of a few states (which of the other reflectors' copies
+/// reached them first), so the next client's step is one of the last few taken at that
+/// prefix: found by the prefix id, in a few lines that stay in cache, rather than by hashing
+/// into the memo. An entry is a memo entry (the same key, [`Step`], and the same rules:
+/// never a step that asked the underlay), and goes with the memo when a collection
+/// renumbers states. It holds the attributes, so their address is not reused while it
+/// names them.
 #[derive(Debug, Default)]
-pub(super) struct BodySteps {
-    slots: Vec<BodySlot>,
-    /// Which slot holds which body (by address), class and tag.
-    index: FastMap<(usize, u32, Tag), usize>,
-    /// The slot taken next once every slot is used (round robin).
-    next: usize,
-    /// The slot found last, by key: the clients finishing one message together apply the
-    /// same body one after another.
-    last: Option<((usize, u32, Tag), usize)>,
+pub(super) struct PrefixSteps {
+    by_prefix: Vec<[Option<Kept>; WAYS]>,
 }
 
-/// How many bodies' steps are kept: a reflector flushes again while its last UPDATE is
-/// still reaching far racks, so several bodies (of every reflector) are being applied at
-/// any time.
-const BODY_SLOTS: usize = 64;
-
-#[derive(Debug, Default)]
-struct BodySlot {
-    body: Option<Arc<UpdateBody>>,
-    key: (usize, u32, Tag),
-    /// Per route of the body (withdrawals first), the last steps taken there.
-    steps: Vec<Ways>,
-}
-
-/// How many steps are kept per route of a body: the states a route meets at a reflector's
-/// clients are the few subsets of the other reflectors' copies that arrived before it.
+/// How many steps are kept per prefix, the latest first.
 const WAYS: usize = 4;
 
-/// The last [`WAYS`] steps taken at one route of a body, the latest first: where each
-/// started (the state stepped from, and whether the route passed the import check, as
-/// `from << 1 | accepted`; [`Ways::FREE`] where none was taken) and where it led.
-#[derive(Clone, Copy, Debug)]
-struct Ways {
-    starts: [u32; WAYS],
-    ends: [(StateId, Outcome); WAYS],
+/// A step kept by [`PrefixSteps`]: where it led, with the attributes it set.
+#[derive(Clone, Debug)]
+struct Kept {
+    step: Step,
+    to: StateId,
+    outcome: Outcome,
+    _attrs: Option<Attrs>,
 }
 
-impl Ways {
-    const FREE: u32 = u32::MAX;
-    const EMPTY: Ways = Ways {
-        starts: [Ways::FREE; WAYS],
-        ends: [(StateId(0), Outcome::Unchanged); WAYS],
-    };
-
-    fn start(from: StateId, accepted: bool) -> u32 {
-        debug_assert!(from.0 < 1 << 31, "state ids stay far below 2^31");
-        from.0 << 1 | u32::from(accepted)
-    }
-}
-
-/// A slot of [`BodySteps`] for one receiver's application of a body.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct BodySlotId(usize);
-
-impl BodySteps {
-    /// The slot for `body` applied by a speaker of `class` naming its sender `tag`, emptied
-    /// and taken over if none is.
-    pub(super) fn slot(&mut self, body: &Arc<UpdateBody>, class: u32, tag: Tag) -> BodySlotId {
-        let key = (Arc::as_ptr(body) as usize, class, tag);
-        if let Some((last, i)) = self.last
-            && last == key
-        {
-            return BodySlotId(i);
-        }
-        if let Some(&i) = self.index.get(&key) {
-            self.last = Some((key, i));
-            return BodySlotId(i);
-        }
-        let i = if self.slots.len() < BODY_SLOTS {
-            self.slots.push(BodySlot::default());
-            self.slots.len() - 1
-        } else {
-            let i = self.next;
-            self.next = (i + 1) % BODY_SLOTS;
-            self.index.remove(&self.slots[i].key);
-            i
-        };
-        self.index.insert(key, i);
-        self.last = Some((key, i));
-        let slot = &mut self.slots[i];
-        slot.body = Some(body.clone());
-        slot.key = key;
-        slot.steps.clear();
-        slot.steps.resize(body.prefix_count(), Ways::EMPTY);
-        BodySlotId(i)
+impl PrefixSteps {
+    /// Where `step` at `p` led, if it is one of the last taken there.
+    pub(super) fn get(&self, p: PrefixId, step: &Step) -> Option<(StateId, Outcome)> {
+        let ways = self.by_prefix.get(p.index())?;
+        let kept = ways
+            .iter()
+            .map_while(Option::as_ref)
+            .find(|k| k.step == *step)?;
+        Some((kept.to, kept.outcome))
     }
 
-    /// The step route `i` of the slot's body took from state `from` (`accepted`: whether it
-    /// passed the import check), if a receiver took it.
-    pub(super) fn get(
-        &self,
-        slot: BodySlotId,
-        i: usize,
-        from: StateId,
-        accepted: bool,
-    ) -> Option<(StateId, Outcome)> {
-        let ways = &self.slots[slot.0].steps[i];
-        let start = Ways::start(from, accepted);
-        let way = ways.starts.iter().position(|&s| s == start)?;
-        Some(ways.ends[way])
-    }
-
+    /// Keeps `step` at `p` (taken with `attrs`) and where it led, forgetting the oldest of
+    /// the prefix's steps if every way is taken.
     pub(super) fn put(
         &mut self,
-        slot: BodySlotId,
-        i: usize,
-        from: StateId,
-        accepted: bool,
+        p: PrefixId,
+        step: Step,
+        attrs: Option<Attrs>,
         (to, outcome): (StateId, Outcome),
     ) {
-        let ways = &mut self.slots[slot.0].steps[i];
-        for w in (1..WAYS).rev() {
-            ways.starts[w] = ways.starts[w - 1];
-            ways.ends[w] = ways.ends[w - 1];
+        debug_assert_eq!(step.attrs, Step::address(attrs.as_ref()));
+        if p.index() >= self.by_prefix.len() {
+            self.by_prefix.resize_with(p.index() + 1, Default::default);
         }
-        ways.starts[0] = Ways::start(from, accepted);
-        ways.ends[0] = (to, outcome);
+        let ways = &mut self.by_prefix[p.index()];
+        ways.rotate_right(1);
+        ways[0] = Some(Kept {
+            step,
+            to,
+            outcome,
+            _attrs: attrs,
+        });
     }
 
     /// Forgets every step (state ids are about to be renumbered).
     pub(super) fn clear(&mut self) {
-        *self = BodySteps::default();
+        self.by_prefix.clear();
     }
 }
 
@@ -212,8 +143,6 @@ pub(super) struct Stepped {
     pub(super) from: StateId,
     pub(super) to: StateId,
     pub(super) outcome: Outcome,
-    /// Whether another speaker of the class may replay it (`BodySteps`, the memo).
-    pub(super) replayable: bool,
 }
 
 impl BgpEngine {
@@ -351,14 +280,17 @@ impl BgpEngine {
             path: key.path,
             attrs: Step::address(attrs),
         });
-        if let Some((to, outcome)) = memo.as_ref().and_then(|m| self.states.recall(m)) {
-            self.table.set(s, p, to);
-            return Stepped {
-                from,
-                to,
-                outcome,
-                replayable: true,
+        if let Some(m) = &memo {
+            let recalled = match self.prefix_steps.get(p, m) {
+                Some(hit) => Some(hit),
+                None => self.states.recall(m).inspect(|&hit| {
+                    self.prefix_steps.put(p, *m, attrs.cloned(), hit);
+                }),
             };
+            if let Some((to, outcome)) = recalled {
+                self.table.set(s, p, to);
+                return Stepped { from, to, outcome };
+            }
         }
         let mut d = self.destination_of(s, from);
         let kept = attrs.filter(|_| memo.is_some()).cloned();
@@ -389,50 +321,11 @@ impl BgpEngine {
             _ => self.intern(s, &d),
         };
         self.table.set(s, p, to);
-        let replayable = memo.is_some() && !asked_underlay;
-        if let Some(m) = memo.filter(|_| replayable) {
+        if let Some(m) = memo.filter(|_| !asked_underlay) {
+            self.prefix_steps.put(p, m, kept.clone(), (to, outcome));
             self.states.remember(m, kept, (to, outcome));
         }
-        Stepped {
-            from,
-            to,
-            outcome,
-            replayable,
-        }
-    }
-
-    /// [`BgpEngine::step`] for route `i` of a body `s` applies, whose steps are kept in
-    /// `slot` of [`BodySteps`] (`at`: the slot, `i` and whether the route passed the import
-    /// check, which `attrs` already reflects): taken again by position where an earlier
-    /// receiver took it from the same state, else taken and kept if replayable.
-    pub(super) fn step_in_body(
-        &mut self,
-        s: SpeakerId,
-        p: PrefixId,
-        key: RouteKey,
-        tag: Tag,
-        attrs: Option<&Attrs>,
-        at: Option<(BodySlotId, usize, bool)>,
-    ) -> Stepped {
-        let Some((slot, i, accepted)) = at else {
-            return self.step(s, p, key, tag, attrs);
-        };
-        let from = self.table.get(s, p);
-        if let Some((to, outcome)) = self.body_steps.get(slot, i, from, accepted) {
-            self.table.set(s, p, to);
-            return Stepped {
-                from,
-                to,
-                outcome,
-                replayable: true,
-            };
-        }
-        let step = self.step(s, p, key, tag, attrs);
-        if step.replayable {
-            self.body_steps
-                .put(slot, i, from, accepted, (step.to, step.outcome));
-        }
-        step
+        Stepped { from, to, outcome }
     }
 
     /// Runs the whole decision process for `p` at `s` again (a next hop's reachability or
@@ -512,10 +405,10 @@ impl BgpEngine {
         let BgpEngine {
             states,
             table,
-            body_steps,
+            prefix_steps,
             ..
         } = self;
-        body_steps.clear();
+        prefix_steps.clear();
         states.collect(table.slots_mut());
     }
 }
@@ -523,99 +416,96 @@ impl BgpEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bgp::rib::PathId;
+    use crate::bgp::rib::{PathAttributes, PathId};
 
-    fn body() -> Arc<UpdateBody> {
-        Arc::new(UpdateBody {
-            withdrawn: vec![(PrefixId(1), PathId(0))],
-            announced: Vec::new(),
-            end_of_rib: false,
-        })
+    fn attrs() -> Attrs {
+        Arc::new(PathAttributes::local("10.0.0.1".parse().unwrap()))
     }
 
-    const STEP: (StateId, Outcome) = (
-        StateId(7),
-        Outcome::Decided {
-            changed: true,
-            fib_changed: true,
-        },
-    );
+    /// A step from `from` setting candidate tag 3, path 0, to `attrs` at a node of AS 64512.
+    fn step(from: u32, attrs: &Attrs) -> Step {
+        Step {
+            from: StateId(from),
+            class: 64512,
+            tag: 3,
+            path: PathId(0),
+            attrs: Step::address(Some(attrs)),
+        }
+    }
+
+    const DECIDED: Outcome = Outcome::Decided {
+        changed: true,
+        fib_changed: true,
+    };
 
     #[test]
-    fn a_step_is_found_by_body_identity_position_and_start() {
-        let mut steps = BodySteps::default();
-        let (b, twin) = (body(), body());
-        let slot = steps.slot(&b, 64512, 3);
-        steps.put(slot, 0, StateId(2), true, STEP);
-        let again = steps.slot(&b, 64512, 3);
-        assert_eq!(steps.get(again, 0, StateId(2), true), Some(STEP));
-        assert_eq!(steps.get(again, 0, StateId(5), true), None, "another start");
-        assert_eq!(
-            steps.get(again, 0, StateId(2), false),
-            None,
-            "rejected on import"
-        );
-        // An equal body that is another message, another class or another sender are
-        // slots of their own.
-        for other in [
-            steps.slot(&twin, 64512, 3),
-            steps.slot(&b, 64513, 3),
-            steps.slot(&b, 64512, 4),
-        ] {
-            assert_eq!(steps.get(other, 0, StateId(2), true), None);
+    fn a_step_is_found_by_prefix_and_its_whole_key() {
+        let mut steps = PrefixSteps::default();
+        let (a, twin) = (attrs(), attrs());
+        let p = PrefixId(7);
+        steps.put(p, step(2, &a), Some(a.clone()), (StateId(9), DECIDED));
+        assert_eq!(steps.get(p, &step(2, &a)), Some((StateId(9), DECIDED)));
+        assert_eq!(steps.get(PrefixId(6), &step(2, &a)), None, "another prefix");
+        assert_eq!(steps.get(PrefixId(70), &step(2, &a)), None, "never seen");
+        assert_eq!(steps.get(p, &step(5, &a)), None, "another start");
+        // Equal attributes that are another allocation, a removal, another class, tag or
+        // path are other steps.
+        let removal = Step {
+            attrs: 0,
+            ..step(2, &a)
+        };
+        let class = Step {
+            class: 64513,
+            ..step(2, &a)
+        };
+        let tag = Step {
+            tag: 4,
+            ..step(2, &a)
+        };
+        let path = Step {
+            path: PathId(1),
+            ..step(2, &a)
+        };
+        for other in [step(2, &twin), removal, class, tag, path] {
+            assert_eq!(steps.get(p, &other), None, "{other:?}");
         }
         steps.clear();
-        let slot = steps.slot(&b, 64512, 3);
-        assert_eq!(steps.get(slot, 0, StateId(2), true), None, "cleared");
+        assert_eq!(steps.get(p, &step(2, &a)), None, "cleared");
     }
 
     #[test]
-    fn a_position_keeps_the_last_few_starts_and_forgets_the_oldest() {
-        let mut steps = BodySteps::default();
-        let b = body();
-        let slot = steps.slot(&b, 64512, 3);
+    fn a_prefix_keeps_the_last_few_steps_and_forgets_the_oldest() {
+        let mut steps = PrefixSteps::default();
+        let a = attrs();
+        let p = PrefixId(0);
         // Starts 10, 11, 12, 13 fill the WAYS = 4 ways; each leads to its own state.
-        for start in 10..10 + WAYS as u32 {
+        for from in 10..10 + WAYS as u32 {
             steps.put(
-                slot,
-                0,
-                StateId(start),
-                true,
-                (StateId(start + 100), STEP.1),
+                p,
+                step(from, &a),
+                Some(a.clone()),
+                (StateId(from + 100), DECIDED),
             );
         }
-        for start in 10..10 + WAYS as u32 {
-            let found = steps.get(slot, 0, StateId(start), true);
-            assert_eq!(found, Some((StateId(start + 100), STEP.1)), "start {start}");
+        for from in 10..10 + WAYS as u32 {
+            let found = steps.get(p, &step(from, &a));
+            assert_eq!(found, Some((StateId(from + 100), DECIDED)), "from {from}");
         }
-        // A fifth start pushes out the first one put (10), and only that one.
-        steps.put(slot, 0, StateId(20), true, STEP);
-        assert_eq!(steps.get(slot, 0, StateId(10), true), None, "oldest gone");
-        assert_eq!(steps.get(slot, 0, StateId(20), true), Some(STEP));
-        assert_eq!(
-            steps.get(slot, 0, StateId(11), true),
-            Some((StateId(111), STEP.1))
-        );
+        // A fifth pushes out the first one put (10), and only that one.
+        steps.put(p, step(20, &a), Some(a.clone()), (StateId(7), DECIDED));
+        assert_eq!(steps.get(p, &step(10, &a)), None, "oldest gone");
+        assert_eq!(steps.get(p, &step(20, &a)), Some((StateId(7), DECIDED)));
+        assert_eq!(steps.get(p, &step(11, &a)), Some((StateId(111), DECIDED)));
     }
 
     #[test]
-    fn the_oldest_body_makes_room_once_every_slot_is_taken() {
-        let mut steps = BodySteps::default();
-        let first = body();
-        let slot = steps.slot(&first, 64512, 3);
-        steps.put(slot, 0, StateId(2), true, STEP);
-        let others: Vec<Arc<UpdateBody>> = (0..BODY_SLOTS - 1).map(|_| body()).collect();
-        for b in &others {
-            steps.slot(b, 64512, 3);
-        }
-        let slot = steps.slot(&first, 64512, 3);
-        assert_eq!(
-            steps.get(slot, 0, StateId(2), true),
-            Some(STEP),
-            "still kept"
-        );
-        steps.slot(&body(), 64512, 3);
-        let slot = steps.slot(&first, 64512, 3);
-        assert_eq!(steps.get(slot, 0, StateId(2), true), None, "pushed out");
+    fn a_kept_step_holds_its_attributes_so_their_address_stays_theirs() {
+        let mut steps = PrefixSteps::default();
+        let a = attrs();
+        let key = step(2, &a);
+        steps.put(PrefixId(1), key, Some(a.clone()), (StateId(3), DECIDED));
+        assert_eq!(Arc::strong_count(&a), 2, "the entry holds a reference");
+        steps.clear();
+        assert_eq!(Arc::strong_count(&a), 1, "dropped with the entry");
     }
 }
