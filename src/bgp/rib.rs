@@ -739,10 +739,11 @@ impl StateTable {
 #[derive(Clone, Debug, Default)]
 pub struct Rib {
     advertised: Vec<Option<AdvertisedChunk>>,
-    /// Bit `c % 64` is set for every chunk `c` of `advertised` that exists: a reflector's
-    /// client asked about each of the thousands of prefixes it receives finds most of them
-    /// in no chunk of its few without reading the chunk list.
-    chunk_bits: u64,
+    /// Bit `p % 64` is set for every prefix `p` something was advertised for since the RIB
+    /// was last cleared: a reflector's client asked about each of the thousands of prefixes
+    /// it receives finds that it advertises nothing for most of them (it advertises its few
+    /// own blocks) without reading its chunks.
+    advertised_bits: u64,
     /// How many destinations have a best route (the Loc-RIB's size).
     pub loc_rib_len: usize,
     /// Counts the changes to what was advertised: what was computed from the advertisements
@@ -751,12 +752,12 @@ pub struct Rib {
 }
 
 impl Rib {
-    fn chunk_bit(chunk: usize) -> u64 {
-        1 << (chunk % 64)
+    fn bit(p: PrefixId) -> u64 {
+        1 << (p.index() % 64)
     }
 
     pub fn advertised(&self, p: PrefixId) -> Option<&Advertised> {
-        if self.chunk_bits & Rib::chunk_bit(p.index() / CHUNK) == 0 {
+        if self.advertised_bits & Rib::bit(p) == 0 {
             return None;
         }
         self.advertised
@@ -777,7 +778,6 @@ impl Rib {
                 self.advertised.resize_with(chunk + 1, || None);
             }
             self.advertised[chunk] = Some((0..CHUNK).map(|_| AdvertisedSlot::default()).collect());
-            self.chunk_bits |= Rib::chunk_bit(chunk);
         }
         if let Some(c) = self.advertised[chunk].as_mut() {
             let slot = &mut c[p.index() % CHUNK];
@@ -785,6 +785,9 @@ impl Rib {
                 self.version += 1;
             }
             slot.stamp = self.version;
+            if adv.is_some() {
+                self.advertised_bits |= Rib::bit(p);
+            }
             slot.adv = adv.map(Box::new);
         }
     }
@@ -829,7 +832,7 @@ impl Rib {
 
     pub fn clear(&mut self) {
         self.advertised.clear();
-        self.chunk_bits = 0;
+        self.advertised_bits = 0;
         self.loc_rib_len = 0;
         self.version += 1;
     }
@@ -1080,13 +1083,18 @@ mod tests {
         let advertised: Vec<u32> = rib.advertisements().map(|(p, _)| p.0).collect();
         assert_eq!(advertised, [3, 600]);
         assert!(rib.advertised[1].is_none(), "no chunk for prefixes 256–511");
-        assert_eq!(rib.chunk_bits, 0b101, "chunks 0 and 2");
-        // Chunk 66 shares chunk 2's bit: looked up, found empty.
-        assert!(rib.advertised(PrefixId(66 * 256 + 88)).is_none());
-        rib.set_advertised(PrefixId(66 * 256 + 88), Some(adv.clone()));
-        assert!(rib.advertised(PrefixId(66 * 256 + 88)).is_some());
-        assert!(rib.advertised(PrefixId(2 * 256 + 88)).is_some());
-        rib.set_advertised(PrefixId(66 * 256 + 88), None);
+        assert_eq!(
+            rib.advertised_bits,
+            1 << 3 | 1 << (600 % 64),
+            "prefixes 3 and 600"
+        );
+        // 664 shares 600's bit: looked up, found empty; then there.
+        assert!(rib.advertised(PrefixId(664)).is_none());
+        rib.set_advertised(PrefixId(664), Some(adv.clone()));
+        assert!(rib.advertised(PrefixId(664)).is_some());
+        assert!(rib.advertised(PrefixId(600)).is_some());
+        rib.set_advertised(PrefixId(664), None);
+        assert!(rib.advertised(PrefixId(664)).is_none());
         rib.set_advertised(PrefixId(600), None);
         assert!(rib.advertised(PrefixId(600)).is_none());
         let ids = |v: &[u32]| v.iter().map(|&i| PrefixId(i)).collect::<Vec<_>>();

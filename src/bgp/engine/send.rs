@@ -430,39 +430,45 @@ impl BgpEngine {
         let mut armed: Vec<((usize, usize), (SimTime, BgpEvent))> = Vec::new();
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
-        // The targets to visit, found in a pass of its own: its reads of the sessions'
-        // runtime state do not wait on each other (or on the sending), so a reflector's
-        // thousands of sessions are fetched together rather than one after another.
+        // The targets to visit, found in a pass of its own with what the sending reads of
+        // their sessions: these reads do not wait on each other (or on the sending), so a
+        // reflector's thousands of sessions are fetched together rather than one after
+        // another. A session's latency does not change during a flush, nor what MRAI holds
+        // for it but by its own visit (each session is visited once: its ends differ).
         let mut visit = std::mem::take(&mut self.send_cache.visit);
         visit.clear();
-        visit.extend(
-            targets
-                .iter()
-                .filter(|t| {
-                    let x = t.link.x;
-                    let up = self.send_cache.is_up(x, self.srt[x.index()].epoch);
-                    #[cfg(test)]
-                    assert_eq!(
-                        up,
-                        self.sessions[x.index()].state == SessionState::Established,
-                        "SendCache::is_up in step with the session's state"
-                    );
-                    seen & t.bit != 0 && up
-                })
-                .copied(),
-        );
-        for t in &visit {
-            let (x, bit, place, side) = (t.link.x, t.bit, t.place as usize, t.link.side());
+        for t in targets.iter() {
+            let x = t.link.x;
             let r = &self.srt[x.index()];
+            let up = self.send_cache.is_up(x, r.epoch);
+            #[cfg(test)]
+            assert_eq!(
+                up,
+                self.sessions[x.index()].state == SessionState::Established,
+                "SendCache::is_up in step with the session's state"
+            );
+            if seen & t.bit == 0 || !up {
+                continue;
+            }
+            visit.push(Visit {
+                target: *t,
+                // Nothing held by MRAI.
+                plain: self.link_mrai(&t.link) == SimDuration::ZERO
+                    && r.held[t.link.side()].is_empty(),
+                latency: self.sessions[x.index()].latency.unwrap_or_default(),
+            });
+        }
+        for v in &visit {
+            let t = &v.target;
+            let (x, bit, place, side) = (t.link.x, t.bit, t.place as usize, t.link.side());
             let profile = self.update_groups.then_some(t.profile);
             // The body of the whole group: every change as computed for the profile.
-            let plain = self.link_mrai(&t.link) == SimDuration::ZERO && r.held[side].is_empty();
-            let group = profile.filter(|_| plain && !learned_on.contains(&x));
+            let group = profile.filter(|_| v.plain && !learned_on.contains(&x));
             if let Some(key) = group.map(|profile| (profile, bit))
                 && let Some((_, body)) = shared.iter().find(|(k, _)| *k == key)
             {
                 let body = body.clone();
-                self.send_on(now, s, &t.link, body, &mut arrivals);
+                self.send_on(now, s, (&t.link, v.latency), body, &mut arrivals);
                 continue;
             }
             let mut pending = PendingBody::default();
@@ -504,7 +510,7 @@ impl BgpEngine {
             if let Some(profile) = group {
                 shared.push(((profile, bit), body.clone()));
             }
-            self.send_on(now, s, &t.link, body.clone(), &mut arrivals);
+            self.send_on(now, s, (&t.link, v.latency), body.clone(), &mut arrivals);
             last = Some(body);
         }
         self.send_cache.visit = visit;
@@ -751,15 +757,17 @@ impl BgpEngine {
             return;
         }
         let Some(link) = self.link(s, x) else { return };
-        self.send_on(now, s, &link, body, arrivals);
+        let latency = self.sessions[x.index()].latency.unwrap_or_default();
+        self.send_on(now, s, (&link, latency), body, arrivals);
     }
 
-    /// [`BgpEngine::send`] on a session whose side, peer and MRAI are known.
+    /// [`BgpEngine::send`] on a session whose side, peer, MRAI and one-way latency now are
+    /// known.
     fn send_on(
         &mut self,
         now: SimTime,
         s: SpeakerId,
-        link: &Link,
+        (link, latency): (&Link, SimDuration),
         body: Arc<UpdateBody>,
         arrivals: &mut Arrivals,
     ) {
@@ -767,7 +775,6 @@ impl BgpEngine {
             return;
         }
         let (x, side, to, mrai) = (link.x, link.side(), link.to, self.link_mrai(link));
-        let latency = self.sessions[x.index()].latency.unwrap_or_default();
         let r = &mut self.srt[x.index()];
         if mrai > SimDuration::ZERO && !body.announced.is_empty() {
             r.mrai_until[side] = now + mrai;
@@ -974,7 +981,16 @@ pub(super) struct SendCache {
     /// the one it came up in.
     up_epochs: Vec<u32>,
     /// The targets one flush visits (kept to spare an allocation per flush).
-    visit: Vec<Target>,
+    visit: Vec<Visit>,
+}
+
+/// A target one flush visits, with what its sending reads of the session.
+#[derive(Clone, Copy, Debug)]
+struct Visit {
+    target: Target,
+    /// MRAI holds nothing back on it: it may share its profile's body.
+    plain: bool,
+    latency: SimDuration,
 }
 
 impl SendCache {
