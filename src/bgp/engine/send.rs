@@ -1,7 +1,8 @@
 //! Sending: what a speaker advertises, which sessions a change can reach (reflection rules),
 //! the export filter and attributes per session (shared among sessions with the same
 //! `ExportKey`), MRAI, flushes batched into one UPDATE per peer, full tables, and the
-//! in-flight UPDATEs with their arrival times.
+//! in-flight UPDATEs with their arrival times; what a speaker's flushes read of its
+//! sessions is kept between flushes until the peering is reconfigured ([`SendCache`]).
 //!
 //! ADD-PATH (RFC 7911): a session without it sees the best route of a prefix, one with it
 //! (both ends Calico nodes, [`BgpEngine::add_paths`]) sees every candidate that passes the
