@@ -626,7 +626,15 @@ impl States {
 const CHUNK: usize = 256;
 
 /// What a speaker advertised for [`CHUNK`] consecutive prefixes.
-type AdvertisedChunk = Box<[Option<Box<Advertised>>]>;
+type AdvertisedChunk = Box<[AdvertisedSlot]>;
+
+/// One prefix's advertisement with its stamp: the [`Rib::version`] it was stored at, kept
+/// beside the box so that whether it changed since is read without following the box.
+#[derive(Clone, Debug, Default)]
+struct AdvertisedSlot {
+    stamp: u64,
+    adv: Option<Box<Advertised>>,
+}
 
 /// How many speakers share a line of the [`StateTable`]: sixteen four-byte ids, one
 /// 64-byte cache line.
@@ -727,6 +735,11 @@ impl StateTable {
 #[derive(Clone, Debug, Default)]
 pub struct Rib {
     advertised: Vec<Option<AdvertisedChunk>>,
+    /// Bit `p % 64` is set for every prefix `p` something was advertised for since the RIB
+    /// was last cleared: a reflector's client asked about each of the thousands of prefixes
+    /// it receives finds that it advertises nothing for most of them (it advertises its few
+    /// own blocks) without reading its chunks.
+    advertised_bits: u64,
     /// How many destinations have a best route (the Loc-RIB's size).
     pub loc_rib_len: usize,
     /// Counts the changes to what was advertised: what was computed from the advertisements
@@ -735,11 +748,19 @@ pub struct Rib {
 }
 
 impl Rib {
+    fn bit(p: PrefixId) -> u64 {
+        1 << (p.index() % 64)
+    }
+
     pub fn advertised(&self, p: PrefixId) -> Option<&Advertised> {
+        if self.advertised_bits & Rib::bit(p) == 0 {
+            return None;
+        }
         self.advertised
             .get(p.index() / CHUNK)?
             .as_ref()?
             .get(p.index() % CHUNK)?
+            .adv
             .as_deref()
     }
 
@@ -752,14 +773,18 @@ impl Rib {
             if chunk >= self.advertised.len() {
                 self.advertised.resize_with(chunk + 1, || None);
             }
-            self.advertised[chunk] = Some((0..CHUNK).map(|_| None).collect());
+            self.advertised[chunk] = Some((0..CHUNK).map(|_| AdvertisedSlot::default()).collect());
         }
         if let Some(c) = self.advertised[chunk].as_mut() {
             let slot = &mut c[p.index() % CHUNK];
-            if slot.is_some() || adv.is_some() {
+            if slot.adv.is_some() || adv.is_some() {
                 self.version += 1;
             }
-            *slot = adv.map(Box::new);
+            slot.stamp = self.version;
+            if adv.is_some() {
+                self.advertised_bits |= Rib::bit(p);
+            }
+            slot.adv = adv.map(Box::new);
         }
     }
 
@@ -770,19 +795,40 @@ impl Rib {
 
     /// What was last advertised, by prefix, in id order.
     pub fn advertisements(&self) -> impl Iterator<Item = (PrefixId, &Advertised)> + '_ {
+        self.stamped_advertisements().map(|(p, a, _)| (p, a))
+    }
+
+    /// [`Rib::advertisements`] with each one's stamp (see [`Rib::stamped`]).
+    pub fn stamped_advertisements(
+        &self,
+    ) -> impl Iterator<Item = (PrefixId, &Advertised, u64)> + '_ {
         self.advertised
             .iter()
             .enumerate()
             .filter_map(|(c, chunk)| Some((c, chunk.as_ref()?)))
             .flat_map(|(c, chunk)| {
                 chunk.iter().enumerate().filter_map(move |(i, a)| {
-                    Some((PrefixId((c * CHUNK + i) as u32), a.as_deref()?))
+                    Some((PrefixId((c * CHUNK + i) as u32), a.adv.as_deref()?, a.stamp))
                 })
             })
     }
 
+    /// What was last advertised for `p` with its stamp: the [`Rib::version`] it was stored
+    /// at. Stamps only grow, so an advertisement with the stamp a view was computed from is
+    /// the very one it was computed from; no two stored advertisements of a speaker share
+    /// one, even across a [`Rib::clear`].
+    pub fn stamped(&self, p: PrefixId) -> Option<(&Advertised, u64)> {
+        let slot = self
+            .advertised
+            .get(p.index() / CHUNK)?
+            .as_ref()?
+            .get(p.index() % CHUNK)?;
+        Some((slot.adv.as_deref()?, slot.stamp))
+    }
+
     pub fn clear(&mut self) {
         self.advertised.clear();
+        self.advertised_bits = 0;
         self.loc_rib_len = 0;
         self.version += 1;
     }
@@ -983,6 +1029,40 @@ mod tests {
         assert_eq!(live, [8, 5]);
     }
 
+    /// A stamp names one stored advertisement: storing another (even an equal one) gives a
+    /// new stamp, storing nothing over nothing does not, and a wiped RIB never gives an old
+    /// stamp again (views computed from the old advertisements must not match).
+    #[test]
+    fn every_stored_advertisement_has_a_stamp_of_its_own() {
+        let mut rib = Rib::default();
+        let adv = Advertised {
+            key: RouteSource::Local.into(),
+            attrs: Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1]))),
+            exportable: true,
+            paths: Box::default(),
+        };
+        let stamp = |rib: &Rib, p: u32| rib.stamped(PrefixId(p)).map(|(_, at)| at);
+        rib.set_advertised(PrefixId(5), Some(adv.clone()));
+        let first = stamp(&rib, 5).expect("stored");
+        rib.set_advertised(PrefixId(300), Some(adv.clone()));
+        assert_eq!(stamp(&rib, 5), Some(first), "another prefix's change");
+        rib.set_advertised(PrefixId(7), None);
+        assert_eq!(stamp(&rib, 5), Some(first));
+        rib.set_advertised(PrefixId(5), Some(adv.clone()));
+        let second = stamp(&rib, 5).expect("stored");
+        assert!(second > first, "an equal advertisement stored again");
+        let seen: Vec<(u32, u64)> = rib
+            .stamped_advertisements()
+            .map(|(p, _, at)| (p.0, at))
+            .collect();
+        assert_eq!(seen, [(5, second), (300, first + 1)]);
+        rib.clear();
+        rib.set_advertised(PrefixId(5), Some(adv));
+        assert!(stamp(&rib, 5).expect("stored") > second, "after a wipe");
+        rib.set_advertised(PrefixId(5), None);
+        assert_eq!(stamp(&rib, 5), None);
+    }
+
     #[test]
     fn a_rib_keeps_advertisements_in_chunks_that_exist_only_where_something_was_advertised() {
         let mut rib = Rib::default();
@@ -995,10 +1075,22 @@ mod tests {
         rib.set_advertised(PrefixId(900), None);
         assert!(rib.advertised.is_empty());
         rib.set_advertised(PrefixId(600), Some(adv.clone()));
-        rib.set_advertised(PrefixId(3), Some(adv));
+        rib.set_advertised(PrefixId(3), Some(adv.clone()));
         let advertised: Vec<u32> = rib.advertisements().map(|(p, _)| p.0).collect();
         assert_eq!(advertised, [3, 600]);
         assert!(rib.advertised[1].is_none(), "no chunk for prefixes 256–511");
+        assert_eq!(
+            rib.advertised_bits,
+            1 << 3 | 1 << (600 % 64),
+            "prefixes 3 and 600"
+        );
+        // 664 shares 600's bit: looked up, found empty; then there.
+        assert!(rib.advertised(PrefixId(664)).is_none());
+        rib.set_advertised(PrefixId(664), Some(adv.clone()));
+        assert!(rib.advertised(PrefixId(664)).is_some());
+        assert!(rib.advertised(PrefixId(600)).is_some());
+        rib.set_advertised(PrefixId(664), None);
+        assert!(rib.advertised(PrefixId(664)).is_none());
         rib.set_advertised(PrefixId(600), None);
         assert!(rib.advertised(PrefixId(600)).is_none());
         let ids = |v: &[u32]| v.iter().map(|&i| PrefixId(i)).collect::<Vec<_>>();

@@ -30,6 +30,7 @@ use smallvec::SmallVec;
 use crate::bgp::SessionId;
 use crate::bgp::policy::ExportSession;
 use crate::bgp::rib::{Advertised, Attrs, PathId, PrefixId, RouteSource};
+use crate::model::hash::FastMap;
 
 use super::send::SourcedView;
 use super::{BgpEngine, UpdateBody};
@@ -40,7 +41,7 @@ pub(super) const ANY_SESSION: SessionId = SessionId(u32::MAX);
 
 /// Everything about a session (one side of it) that its view of an advertisement depends
 /// on, but the session's identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) struct ExportProfile {
     add_paths: bool,
     ebgp: bool,
@@ -49,6 +50,27 @@ pub(super) struct ExportProfile {
     shared_subnet: Option<IpNet>,
     keep_next_hop: bool,
     cluster_id: Option<IpAddr>,
+}
+
+/// An interned [`ExportProfile`]: equal profiles, equal ids ([`ExportProfiles`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct ProfileId(u32);
+
+/// The export profiles seen so far, each under one [`ProfileId`] for the engine's life: a
+/// flush and a full table compare four-byte ids where they compared whole profiles. A
+/// profile is never forgotten (a reconfigured session takes the id of its new profile;
+/// the old id simply stays unused), so an id never names two profiles.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ExportProfiles {
+    ids: FastMap<ExportProfile, ProfileId>,
+}
+
+impl ExportProfiles {
+    /// The id of `profile`, given a new one the first time it is seen.
+    pub(super) fn intern(&mut self, profile: ExportProfile) -> ProfileId {
+        let next = ProfileId(self.ids.len() as u32);
+        *self.ids.entry(profile).or_insert(next)
+    }
 }
 
 /// One path's change for a session: (path id, what it saw, what it sees now).
@@ -61,7 +83,7 @@ pub(super) struct GroupViews {
     /// The sessions the old or the new advertisement's paths were learned on: they are
     /// computed on their own.
     learned_on: SmallVec<[SessionId; 4]>,
-    by_profile: SmallVec<[(ExportProfile, Vec<Change>); 2]>,
+    by_profile: SmallVec<[(ProfileId, Vec<Change>); 2]>,
 }
 
 impl GroupViews {
@@ -98,14 +120,14 @@ impl GroupViews {
     }
 
     /// The changes computed for `profile`, if any yet.
-    pub(super) fn get(&self, profile: &ExportProfile) -> Option<&[Change]> {
+    pub(super) fn get(&self, profile: ProfileId) -> Option<&[Change]> {
         self.by_profile
             .iter()
-            .find(|(p, _)| p == profile)
+            .find(|(p, _)| *p == profile)
             .map(|(_, c)| &c[..])
     }
 
-    pub(super) fn put(&mut self, profile: ExportProfile, changes: Vec<Change>) -> &[Change] {
+    pub(super) fn put(&mut self, profile: ProfileId, changes: Vec<Change>) -> &[Change] {
         self.by_profile.push((profile, changes));
         &self.by_profile.last().expect("just pushed").1
     }
@@ -119,17 +141,20 @@ impl BgpEngine {
         self.update_groups = on;
     }
 
-    /// The export profile of session `x` at side `side`.
-    pub(super) fn export_profile(&self, x: SessionId, side: usize) -> ExportProfile {
-        ExportProfile::of(&self.export_session(x, side), self.add_paths(x))
+    /// The interned export profile of session `x` at side `side`.
+    pub(super) fn export_profile(&mut self, x: SessionId, side: usize) -> ProfileId {
+        let profile = ExportProfile::of(&self.export_session(x, side), self.add_paths(x));
+        self.send_cache.profiles.intern(profile)
     }
 
-    /// Forgets every speaker's [`TableViews`]: what they were computed from (session
+    /// Forgets every speaker's [`TableViews`] and the sessions its flushes visit with their
+    /// profiles (`send.rs`, `SendCache`): what they were computed from (session lists and
     /// parameters, AS numbers, cluster IDs, router IDs) may have changed.
     pub(in crate::bgp) fn forget_table_views(&mut self) {
         for r in &mut self.rt {
             r.table_views = TableViews::default();
         }
+        self.send_cache.forget_targets();
     }
 }
 
@@ -153,8 +178,8 @@ impl ExportProfile {
 /// that session instead of running the export rules again. Indexed by prefix id (a full table
 /// walks the prefixes in order), but for a speaker that sends only its own prefixes (a
 /// full-mesh node, a reflector's client), whose few rows are looked up; an entry is used only
-/// while the advertisement it was computed from is still the same ([`Advertised::same_as`]);
-/// a speaker's entries are dropped when it is wiped, all of them when the peering is
+/// while the advertisement it was computed from is still the one stored (its stamp,
+/// [`crate::bgp::rib::Rib::stamped`]: nothing is compared); a speaker's entries are dropped when it is wiped, all of them when the peering is
 /// reconfigured.
 ///
 /// It also keeps the last full table the speaker sent ([`TableBody`]): a full-mesh node
@@ -164,10 +189,12 @@ impl ExportProfile {
 /// apply it by the steps its earlier receivers took (`shared.rs`).
 #[derive(Clone, Debug, Default)]
 pub(super) struct TableViews {
-    by_prefix: Vec<Vec<TableView>>,
+    /// Inline, one view a row (most speakers send full tables to one profile), so a walk of
+    /// the table reads the rows in order rather than following a pointer per prefix.
+    by_prefix: Vec<SmallVec<[TableView; 1]>>,
     /// The views of a speaker that sends only its own prefixes, by prefix id (sorted): a
     /// few rows where `by_prefix` would hold one for every prefix of the cluster.
-    own: Vec<(PrefixId, Vec<TableView>)>,
+    own: Vec<(PrefixId, SmallVec<[TableView; 1]>)>,
     last_table: Option<Arc<UpdateBody>>,
     /// What `last_table` was built from, when it is the whole table of a profile (no path
     /// left out for the session it went to).
@@ -179,18 +206,14 @@ pub(super) struct TableViews {
 /// may not be sent it.
 #[derive(Clone, Debug)]
 pub(super) struct Built {
-    profile: ExportProfile,
+    profile: ProfileId,
     version: u64,
     /// Sorted.
     learned_on: Vec<SessionId>,
 }
 
 impl Built {
-    pub(super) fn new(
-        profile: ExportProfile,
-        version: u64,
-        mut learned_on: Vec<SessionId>,
-    ) -> Built {
+    pub(super) fn new(profile: ProfileId, version: u64, mut learned_on: Vec<SessionId>) -> Built {
         learned_on.sort_unstable();
         learned_on.dedup();
         Built {
@@ -203,20 +226,25 @@ impl Built {
 
 #[derive(Clone, Debug)]
 struct TableView {
-    profile: ExportProfile,
-    /// The advertisement the view was computed from.
-    from: Advertised,
+    profile: ProfileId,
+    /// The stamp of the advertisement the view was computed from ([`Rib::stamped`]): the
+    /// view holds exactly while the advertisement has that stamp, which is read without
+    /// comparing (or even reading) the advertisement.
+    ///
+    /// [`Rib::stamped`]: crate::bgp::rib::Rib::stamped
+    from: u64,
     view: SourcedView,
 }
 
 impl TableViews {
-    /// The shared view of `adv` (`p`'s advertisement) for `profile`, computed by `compute` if
-    /// not known yet. `own_only`: the speaker sends only its own prefixes (kept apart).
+    /// The shared view for `profile` of `p`'s advertisement, stored at stamp `stamp`
+    /// ([`crate::bgp::rib::Rib::stamped`]), computed by `compute` if not known yet for that
+    /// stamp. `own_only`: the speaker sends only its own prefixes (kept apart).
     pub(super) fn get_or_compute(
         &mut self,
         p: PrefixId,
-        profile: ExportProfile,
-        adv: &Advertised,
+        profile: ProfileId,
+        stamp: u64,
         own_only: bool,
         compute: impl FnOnce() -> SourcedView,
     ) -> &SourcedView {
@@ -224,29 +252,29 @@ impl TableViews {
             let i = match self.own.binary_search_by_key(&p, |(q, _)| *q) {
                 Ok(i) => i,
                 Err(i) => {
-                    self.own.insert(i, (p, Vec::new()));
+                    self.own.insert(i, (p, SmallVec::new()));
                     i
                 }
             };
             &mut self.own[i].1
         } else {
             if self.by_prefix.len() <= p.index() {
-                self.by_prefix.resize_with(p.index() + 1, Vec::new);
+                self.by_prefix.resize_with(p.index() + 1, SmallVec::new);
             }
             &mut self.by_prefix[p.index()]
         };
         let i = match kept.iter().position(|t| t.profile == profile) {
             Some(i) => {
-                if !kept[i].from.same_as(adv) {
+                if kept[i].from != stamp {
                     kept[i].view = compute();
-                    kept[i].from = adv.clone();
+                    kept[i].from = stamp;
                 }
                 i
             }
             None => {
                 kept.push(TableView {
                     profile,
-                    from: adv.clone(),
+                    from: stamp,
                     view: compute(),
                 });
                 kept.len() - 1
@@ -275,7 +303,7 @@ impl TableViews {
     /// `version` and none of its paths was learned on `x`: the table `x` is to be sent.
     pub(super) fn unchanged_table(
         &self,
-        profile: ExportProfile,
+        profile: ProfileId,
         version: u64,
         x: SessionId,
     ) -> Option<&Arc<UpdateBody>> {
@@ -383,7 +411,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::bgp::rib::{PathAttributes, RouteKey};
+    use crate::bgp::rib::PathAttributes;
 
     /// Four attribute sets: 0 and 1 are equal but distinct allocations (a table with 1
     /// where the last had 0 is a different table: sharing goes by identity), 2 and 3
@@ -467,36 +495,20 @@ mod tests {
         }
     }
 
-    fn advertised(attrs: &Attrs) -> Advertised {
-        Advertised {
-            key: RouteKey::from(RouteSource::Local),
-            attrs: attrs.clone(),
-            exportable: true,
-            paths: Box::default(),
-        }
-    }
-
-    /// A view is computed once per prefix and profile while the advertisement stays the
-    /// same, again when it changes; the rows of own prefixes and those indexed by prefix
-    /// are apart, and each keeps any number of prefixes in any order.
+    /// A view is computed once per prefix and profile while the advertisement (its stamp)
+    /// stays the same, again when it changes, even to equal attributes; the rows of own
+    /// prefixes and those indexed by prefix are apart, and each keeps any number of
+    /// prefixes in any order.
     #[test]
     fn a_table_view_is_computed_once_per_advertisement() {
         let pool = pool();
-        let profile = |add_paths| ExportProfile {
-            add_paths,
-            ebgp: false,
-            peer_is_client: false,
-            peer_as: 64512,
-            shared_subnet: None,
-            keep_next_hop: false,
-            cluster_id: None,
-        };
+        let profile = |add_paths| ProfileId(u32::from(add_paths));
         let mut views = TableViews::default();
         let computed = std::cell::Cell::new(0);
-        // (prefix, add-paths, own-only, attributes): the view returned names them.
+        // (prefix, add-paths, own-only, attributes, which are also the advertisement's
+        // stamp): the view returned names them.
         let ask = |views: &mut TableViews, p: u32, ap: bool, own: bool, a: usize| {
-            let adv = advertised(&pool[a]);
-            let view = views.get_or_compute(PrefixId(p), profile(ap), &adv, own, || {
+            let view = views.get_or_compute(PrefixId(p), profile(ap), a as u64, own, || {
                 computed.set(computed.get() + 1);
                 let mut v = SourcedView::new();
                 v.push((PathId(p as u16), pool[a].clone(), RouteSource::Local));
@@ -530,14 +542,15 @@ mod tests {
             ask(&mut views, p, ap, own, a);
         }
         assert_eq!(computed.get(), 5);
-        // Another profile, another advertisement: computed; the same again, or equal
-        // attributes in another allocation: kept.
+        // Another profile, another advertisement: computed; the same again: kept; another
+        // advertisement with equal attributes (another stamp): computed.
         ask(&mut views, 3, true, true, 2);
         ask(&mut views, 9, false, true, 3);
         ask(&mut views, 9, false, true, 3);
         ask(&mut views, 3, false, false, 0);
         ask(&mut views, 3, false, false, 1);
-        assert_eq!(computed.get(), 8);
+        ask(&mut views, 3, false, false, 1);
+        assert_eq!(computed.get(), 9);
         assert_eq!(
             views.own.iter().map(|(p, _)| p.0).collect::<Vec<_>>(),
             [3, 9, 40]
@@ -549,15 +562,7 @@ mod tests {
     #[test]
     fn an_unchanged_table_goes_again_only_where_it_is_the_whole_table() {
         let pool = pool();
-        let profile = |peer_as| ExportProfile {
-            add_paths: true,
-            ebgp: false,
-            peer_is_client: true,
-            peer_as,
-            shared_subnet: None,
-            keep_next_hop: false,
-            cluster_id: None,
-        };
+        let profile = |peer_as: u32| ProfileId(peer_as - 64512);
         let mut views = TableViews::default();
         let mut body = views.start_table();
         body.push(PrefixId(7), PathId(0), &pool[2]);
@@ -593,6 +598,60 @@ mod tests {
                 .is_none(),
             "a part"
         );
+    }
+
+    /// Equal profiles share one id, different ones (in any field) get their own, and an id
+    /// stays what it was as others are added.
+    #[test]
+    fn equal_profiles_share_one_id() {
+        let base = ExportProfile {
+            add_paths: true,
+            ebgp: false,
+            peer_is_client: true,
+            peer_as: 64512,
+            shared_subnet: None,
+            keep_next_hop: false,
+            cluster_id: Some(IpAddr::V4(Ipv4Addr::new(1, 0, 0, 1))),
+        };
+        let others = [
+            ExportProfile {
+                add_paths: false,
+                ..base
+            },
+            ExportProfile { ebgp: true, ..base },
+            ExportProfile {
+                peer_is_client: false,
+                ..base
+            },
+            ExportProfile {
+                peer_as: 64513,
+                ..base
+            },
+            ExportProfile {
+                shared_subnet: Some("10.0.0.0/24".parse().expect("net")),
+                ..base
+            },
+            ExportProfile {
+                keep_next_hop: true,
+                ..base
+            },
+            ExportProfile {
+                cluster_id: None,
+                ..base
+            },
+        ];
+        let mut profiles = ExportProfiles::default();
+        let first = profiles.intern(base);
+        let ids: Vec<ProfileId> = others.iter().map(|o| profiles.intern(*o)).collect();
+        let mut distinct = ids.clone();
+        distinct.push(first);
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), others.len() + 1);
+        assert_eq!(profiles.intern(base), first);
+        for (o, id) in others.iter().zip(&ids) {
+            assert_eq!(profiles.intern(*o), *id);
+        }
     }
 
     /// A full-mesh node's tables to its peers: the same block each time, one body.

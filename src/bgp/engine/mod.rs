@@ -364,6 +364,9 @@ pub struct BgpEngine {
     /// Whether sessions with the same export profile share export computations
     /// (`groups.rs`); off only for the property test's per-session reference.
     update_groups: bool,
+    /// What flushes read of the sessions, kept until the peering is reconfigured
+    /// (`send.rs`).
+    send_cache: send::SendCache,
     /// Every speaker's candidates per prefix, interned and shared (`shared.rs`).
     pub(super) states: States,
     /// Which state each speaker holds for each prefix.
@@ -439,6 +442,7 @@ impl BgpEngine {
             jitter: None,
             restart: GracefulRestart::default(),
             update_groups: true,
+            send_cache: send::SendCache::default(),
             states: States::default(),
             table: StateTable::default(),
             prefix_steps: shared::PrefixSteps::default(),

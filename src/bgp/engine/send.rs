@@ -1,7 +1,8 @@
 //! Sending: what a speaker advertises, which sessions a change can reach (reflection rules),
 //! the export filter and attributes per session (shared among sessions with the same
 //! `ExportKey`), MRAI, flushes batched into one UPDATE per peer, full tables, and the
-//! in-flight UPDATEs with their arrival times.
+//! in-flight UPDATEs with their arrival times; what a speaker's flushes read of its
+//! sessions is kept between flushes until the peering is reconfigured ([`SendCache`]).
 //!
 //! ADD-PATH (RFC 7911): a session without it sees the best route of a prefix, one with it
 //! (both ends Calico nodes, [`BgpEngine::add_paths`]) sees every candidate that passes the
@@ -26,7 +27,7 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
-use super::groups::{Built, Change, ExportProfile, GroupViews, TableViews};
+use super::groups::{Built, Change, ExportProfiles, GroupViews, ProfileId, TableViews};
 use super::{
     Arrivals, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update, UpdateBody, VISIT_ALL,
     VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
@@ -408,46 +409,58 @@ impl BgpEngine {
                 groups,
             });
         }
-        // The sessions that see some change, in id order, with their list and their place
-        // in the lists' order (which orders MRAI timers armed in one flush).
-        let r = &self.rt[s.index()];
-        let lists = [
-            (VISIT_EBGP, &r.ebgp),
-            (VISIT_CLIENTS, &r.clients),
-            (VISIT_NON_CLIENTS, &r.non_clients),
-        ];
-        let mut targets: Vec<(SessionId, u8, usize)> = lists
-            .iter()
-            .filter(|(bit, _)| seen & bit != 0)
-            .flat_map(|(bit, l)| l.iter().map(move |x| (*x, *bit)))
-            .enumerate()
-            .map(|(place, (x, bit))| (x, bit, place))
-            .filter(|(x, _, _)| self.sessions[x.index()].state == SessionState::Established)
-            .collect();
-        targets.sort_unstable_by_key(|(x, _, _)| *x);
+        // The sessions that see some change (of a list in `seen`, Established), in id order,
+        // with their list and their place in the lists' order (which orders MRAI timers armed
+        // in one flush), and their export profiles: kept until the peering is reconfigured.
+        let targets = self.send_targets(s);
         let learned_on: SmallVec<[SessionId; 8]> = changed
             .iter()
             .flat_map(|c| c.groups.learned_on())
             .copied()
             .collect();
-        let mut shared: Vec<((ExportProfile, u8), Arc<UpdateBody>)> = Vec::new();
+        let mut shared: Vec<((ProfileId, u8), Arc<UpdateBody>)> = Vec::new();
         let mut armed: Vec<((usize, usize), (SimTime, BgpEvent))> = Vec::new();
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
-        for (x, bit, place) in targets {
-            let Some(side) = self.sessions[x.index()].side_of(s) else {
+        // The targets to visit, found in a pass of its own with what the sending reads of
+        // their sessions: these reads do not wait on each other (or on the sending), so a
+        // reflector's thousands of sessions are fetched together rather than one after
+        // another. A session's latency does not change during a flush, nor what MRAI holds
+        // for it but by its own visit (each session is visited once: its ends differ).
+        let mut visit = std::mem::take(&mut self.send_cache.visit);
+        visit.clear();
+        for t in targets.iter() {
+            let x = t.link.x;
+            let r = &self.srt[x.index()];
+            let up = self.send_cache.is_up(x, r.epoch);
+            #[cfg(test)]
+            assert_eq!(
+                up,
+                self.sessions[x.index()].state == SessionState::Established,
+                "SendCache::is_up in step with the session's state"
+            );
+            if seen & t.bit == 0 || !up {
                 continue;
-            };
-            let profile = self.update_groups.then(|| self.export_profile(x, side));
+            }
+            visit.push(Visit {
+                target: *t,
+                // Nothing held by MRAI.
+                plain: self.link_mrai(&t.link) == SimDuration::ZERO
+                    && r.held[t.link.side()].is_empty(),
+                latency: self.sessions[x.index()].latency.unwrap_or_default(),
+            });
+        }
+        for v in &visit {
+            let t = &v.target;
+            let (x, bit, place, side) = (t.link.x, t.bit, t.place as usize, t.link.side());
+            let profile = self.update_groups.then_some(t.profile);
             // The body of the whole group: every change as computed for the profile.
-            let plain =
-                self.mrai(x) == SimDuration::ZERO && self.srt[x.index()].held[side].is_empty();
-            let group = profile.filter(|_| plain && !learned_on.contains(&x));
+            let group = profile.filter(|_| v.plain && !learned_on.contains(&x));
             if let Some(key) = group.map(|profile| (profile, bit))
                 && let Some((_, body)) = shared.iter().find(|(k, _)| *k == key)
             {
                 let body = body.clone();
-                self.send(now, s, x, body, &mut arrivals);
+                self.send_on(now, s, (&t.link, v.latency), body, &mut arrivals);
                 continue;
             }
             let mut pending = PendingBody::default();
@@ -457,7 +470,7 @@ impl BgpEngine {
                 }
                 let own;
                 let list = match profile.filter(|_| !c.groups.alone(x)) {
-                    Some(profile) => match c.groups.get(&profile) {
+                    Some(profile) => match c.groups.get(profile) {
                         Some(list) => list,
                         None => {
                             let list =
@@ -489,8 +502,14 @@ impl BgpEngine {
             if let Some(profile) = group {
                 shared.push(((profile, bit), body.clone()));
             }
-            self.send(now, s, x, body.clone(), &mut arrivals);
+            self.send_on(now, s, (&t.link, v.latency), body.clone(), &mut arrivals);
             last = Some(body);
+        }
+        self.send_cache.visit = visit;
+        if !self.rt[s.index()].tags.plain {
+            // A plain speaker flushes only its own prefixes, rarely: its targets (a mesh
+            // node's are every other node) are not worth their memory.
+            self.send_cache.put_targets(s, targets);
         }
         self.rt[s.index()].exports = exports;
         // MRAI timers armed in the order the changes were queued: prefix by prefix, each
@@ -608,19 +627,24 @@ impl BgpEngine {
         side: usize,
         arrivals: &mut Arrivals,
     ) {
+        // Full tables go when the session comes up (`on_established`), and only then.
+        self.send_cache.came_up(x, self.srt[x.index()].epoch);
         let sess = &self.sessions[x.index()];
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
+        // Update groups (`groups.rs`): each prefix's view shared by the profile, minus the
+        // paths learned on `x` itself (the only paths `x` would not be sent), and a table
+        // equal to the last one sent shares its body — without a walk while nothing was
+        // advertised since for the same profile.
+        let grouped = self.update_groups.then(|| {
+            let (any, add_paths, profile) = self.shared_end(x, side);
+            (any, add_paths, self.send_cache.profiles.intern(profile))
+        });
         let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
         let r = &self.rt[s.index()];
         // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
         // own prefixes can go, which spares a full-mesh node a walk of its whole table.
         let own_only = r.clients.is_empty() && r.ebgp.is_empty();
-        // Update groups (`groups.rs`): each prefix's view shared by the profile, minus the
-        // paths learned on `x` itself (the only paths `x` would not be sent), and a table
-        // equal to the last one sent shares its body — without a walk while nothing was
-        // advertised since for the same profile.
-        let grouped = self.update_groups.then(|| self.shared_end(x, side));
         let version = r.rib.version();
         if let Some((_, _, profile)) = &grouped
             && let Some(body) = r.table_views.unchanged_table(*profile, version, x)
@@ -642,10 +666,10 @@ impl BgpEngine {
         // The sessions the table's paths were learned on, and whether some were `x`'s.
         let (mut learned_on, mut own) = (Vec::new(), false);
         let r = &self.rt[s.index()];
-        let mut add = |p: PrefixId, adv: Option<&Advertised>| match &grouped {
+        let mut add = |p: PrefixId, stamped: Option<(&Advertised, u64)>| match &grouped {
             Some((any, add_paths, profile)) => {
-                let Some(adv) = adv else { return };
-                let view = tables.get_or_compute(p, *profile, adv, own_only, || {
+                let Some((adv, stamp)) = stamped else { return };
+                let view = tables.get_or_compute(p, *profile, stamp, own_only, || {
                     self.sourced_view(s, any, *add_paths, p, Some(adv), &mut exports)
                 });
                 for (path, a, source) in view {
@@ -661,6 +685,7 @@ impl BgpEngine {
                 }
             }
             None => {
+                let adv = stamped.map(|(a, _)| a);
                 for (path, a) in self.view(s, x, side, p, adv, &mut exports) {
                     body.push(p, path, &a);
                 }
@@ -668,11 +693,11 @@ impl BgpEngine {
         };
         if own_only {
             for p in &r.originated {
-                add(*p, r.rib.advertised(*p));
+                add(*p, r.rib.stamped(*p));
             }
         } else {
-            for (p, adv) in r.rib.advertisements() {
-                add(p, Some(adv));
+            for (p, adv, stamp) in r.rib.stamped_advertisements() {
+                add(p, Some((adv, stamp)));
             }
         }
         // End-of-RIB rides on the table; alone only when a peer waits for it (`restart.rs`).
@@ -723,11 +748,25 @@ impl BgpEngine {
         if body.is_empty() {
             return;
         }
-        let sess = &self.sessions[x.index()];
-        let Some(side) = sess.side_of(s) else { return };
-        let Some(to) = sess.peer_of(side) else { return };
-        let latency = sess.latency.unwrap_or_default();
-        let mrai = self.mrai(x);
+        let Some(link) = self.link(s, x) else { return };
+        let latency = self.sessions[x.index()].latency.unwrap_or_default();
+        self.send_on(now, s, (&link, latency), body, arrivals);
+    }
+
+    /// [`BgpEngine::send`] on a session whose side, peer, MRAI and one-way latency now are
+    /// known.
+    fn send_on(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        (link, latency): (&Link, SimDuration),
+        body: Arc<UpdateBody>,
+        arrivals: &mut Arrivals,
+    ) {
+        if body.is_empty() {
+            return;
+        }
+        let (x, side, to, mrai) = (link.x, link.side(), link.to, self.link_mrai(link));
         let r = &mut self.srt[x.index()];
         if mrai > SimDuration::ZERO && !body.announced.is_empty() {
             r.mrai_until[side] = now + mrai;
@@ -909,4 +948,181 @@ struct ExportInputs {
     address: IpAddr,
     as_number: u32,
     cluster_id: Option<IpAddr>,
+}
+
+/// What a speaker's flushes read of its sessions, kept from one flush to the next rather
+/// than read again from each [`Session`](crate::bgp::Session) and both speakers per flush
+/// and target: a reflector's flush visits thousands of sessions, and reading their
+/// parameters (and interning their export profiles) each time cost more than sending.
+///
+/// Invariants: a speaker's [`Target`]s are exactly the sessions of its lists (eBGP,
+/// clients, non-clients) with their parameters now — they are dropped whenever the peering
+/// is reconfigured ([`BgpEngine::forget_table_views`]) and rebuilt by the next flush (kept
+/// only for speakers that pass routes on: a plain speaker builds them per flush); and
+/// [`SendCache::is_up`] says exactly whether a session is Established (a flush checks this
+/// against the session's state in every unit test).
+#[derive(Debug, Default)]
+pub(super) struct SendCache {
+    /// Every export profile seen, interned (`groups.rs`).
+    pub(super) profiles: ExportProfiles,
+    /// Per speaker, its targets in session id order; `None` until a flush needs them.
+    targets: Vec<Option<Box<[Target]>>>,
+    /// Per session, one more than the epoch (`SessionRt::epoch`) it last came up in (0:
+    /// never). A session leaves Established only by going Idle and enters it only from
+    /// Connect, and both bump its epoch, so it is Established exactly while its epoch is
+    /// the one it came up in.
+    up_epochs: Vec<u32>,
+    /// The targets one flush visits (kept to spare an allocation per flush).
+    visit: Vec<Visit>,
+}
+
+/// A target one flush visits, with what its sending reads of the session.
+#[derive(Clone, Copy, Debug)]
+struct Visit {
+    target: Target,
+    /// MRAI holds nothing back on it: it may share its profile's body.
+    plain: bool,
+    latency: SimDuration,
+}
+
+impl SendCache {
+    /// Drops every speaker's targets (the peering changed).
+    pub(super) fn forget_targets(&mut self) {
+        self.targets.clear();
+    }
+
+    /// Notes that session `x` came up (is Established) in epoch `epoch`.
+    pub(super) fn came_up(&mut self, x: SessionId, epoch: u32) {
+        if self.up_epochs.len() <= x.index() {
+            self.up_epochs.resize(x.index() + 1, 0);
+        }
+        self.up_epochs[x.index()] = epoch.wrapping_add(1);
+    }
+
+    /// Whether session `x`, now at epoch `epoch`, is Established.
+    pub(super) fn is_up(&self, x: SessionId, epoch: u32) -> bool {
+        self.up_epochs
+            .get(x.index())
+            .is_some_and(|e| *e == epoch.wrapping_add(1))
+    }
+
+    fn take_targets(&mut self, s: SpeakerId) -> Option<Box<[Target]>> {
+        self.targets.get_mut(s.index())?.take()
+    }
+
+    fn put_targets(&mut self, s: SpeakerId, targets: Box<[Target]>) {
+        if self.targets.len() <= s.index() {
+            self.targets.resize_with(s.index() + 1, || None);
+        }
+        self.targets[s.index()] = Some(targets);
+    }
+}
+
+/// One session a speaker sends on: which side the speaker is, the peer, and whether the
+/// session is eBGP (which MRAI it has).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Link {
+    x: SessionId,
+    to: SpeakerId,
+    side: u8,
+    ebgp: bool,
+}
+
+impl Link {
+    fn side(&self) -> usize {
+        usize::from(self.side)
+    }
+}
+
+/// One session of a speaker's lists as its flushes visit it: the [`Link`], the list it is
+/// on (a `VISIT_*` bit), its place in the lists' order, its export profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Target {
+    link: Link,
+    bit: u8,
+    place: u32,
+    profile: ProfileId,
+}
+
+impl BgpEngine {
+    /// Speaker `s`'s end of session `x`, if it is one and the session has a peer.
+    fn link(&self, s: SpeakerId, x: SessionId) -> Option<Link> {
+        let sess = &self.sessions[x.index()];
+        let side = sess.side_of(s)?;
+        Some(Link {
+            x,
+            to: sess.peer_of(side)?,
+            side: side as u8,
+            ebgp: sess.session_type == SessionType::Ebgp,
+        })
+    }
+
+    /// The MRAI of a [`Link`]'s session ([`BgpEngine::mrai`]).
+    fn link_mrai(&self, link: &Link) -> SimDuration {
+        if link.ebgp {
+            self.timers.mrai_ebgp
+        } else {
+            self.timers.mrai_ibgp
+        }
+    }
+
+    /// The sessions of `s`'s lists as its flush visits them, in session id order (taken out
+    /// of the [`SendCache`], built if it has none; the flush puts them back).
+    fn send_targets(&mut self, s: SpeakerId) -> Box<[Target]> {
+        if let Some(targets) = self.send_cache.take_targets(s) {
+            return targets;
+        }
+        let r = &self.rt[s.index()];
+        let lists = [
+            (VISIT_EBGP, &r.ebgp),
+            (VISIT_CLIENTS, &r.clients),
+            (VISIT_NON_CLIENTS, &r.non_clients),
+        ];
+        let on: Vec<(SessionId, u8, u32)> = lists
+            .iter()
+            .flat_map(|(bit, l)| l.iter().map(move |x| (*x, *bit)))
+            .enumerate()
+            .map(|(place, (x, bit))| (x, bit, place as u32))
+            .collect();
+        let mut targets = Vec::with_capacity(on.len());
+        for (x, bit, place) in on {
+            let Some(link) = self.link(s, x) else {
+                continue;
+            };
+            let profile = self.export_profile(x, link.side());
+            targets.push(Target {
+                link,
+                bit,
+                place,
+                profile,
+            });
+        }
+        // Stable: a session on two lists keeps their order.
+        targets.sort_by_key(|t| t.link.x);
+        targets.into_boxed_slice()
+    }
+
+    /// Whether every speaker's kept targets are those it would be given now, and how many
+    /// speakers keep some.
+    #[cfg(test)]
+    pub(crate) fn flush_targets_in_step(&mut self) -> (bool, usize) {
+        let kept = std::mem::take(&mut self.send_cache.targets);
+        let mut in_step = true;
+        for (i, targets) in kept.iter().enumerate() {
+            if let Some(targets) = targets {
+                in_step &= *targets == self.send_targets(SpeakerId(i as u32));
+            }
+        }
+        let count = kept.iter().flatten().count();
+        self.send_cache.targets = kept;
+        (in_step, count)
+    }
+
+    /// Whether [`SendCache::is_up`] says of every session what its state says.
+    #[cfg(test)]
+    pub(crate) fn sessions_up_in_step(&self) -> bool {
+        self.sessions.iter().zip(&self.srt).all(|(sess, r)| {
+            self.send_cache.is_up(sess.id, r.epoch) == (sess.state == SessionState::Established)
+        })
+    }
 }

@@ -114,6 +114,53 @@ fn a_new_bgppeer_adds_sessions_and_the_others_do_not_flap() {
     assert_eq!(net.entry("r0n1", &block(0, 2)).unwrap().routes.len(), 2);
 }
 
+/// What a reflector's flushes keep of its sessions (`send.rs`, `SendCache`) follows the
+/// peering: a node that joins becomes its client, and the reflector's next flush reaches it
+/// over the new session; every kept target list is what it would be built as now.
+#[test]
+fn flush_targets_follow_a_reconfiguration() {
+    let mut net = one_reflector();
+    net.run_until(secs(60));
+    net.reconfigure(
+        &BgpConfig::default(),
+        &[to_reflectors()],
+        "BGPPeer to-rr applied",
+    );
+    net.settle();
+    let (in_step, kept) = net.engine.flush_targets_in_step();
+    assert!(in_step);
+    assert_eq!(kept, 1, "the reflector's (plain speakers keep none)");
+    assert!(net.engine.sessions_up_in_step());
+    let rack = net
+        .topology
+        .racks
+        .iter()
+        .position(|r| r.name == "r0")
+        .unwrap();
+    net.topology.add_node(
+        crate::model::topology::RackId(rack as u32),
+        NewNode {
+            name: "new".into(),
+            ip: ip("10.0.0.50"),
+            os: Os::Linux,
+            max_pods: 110,
+            labels: Labels::new(),
+            bgp: NodeBgp::default(),
+        },
+    );
+    net.reconfigure(&BgpConfig::default(), &[to_reflectors()], "node new joined");
+    net.settle();
+    assert!(net.engine.sessions_up_in_step());
+    // A block r0n1 originates now reaches `new` over the mesh and reflected by r0n0's
+    // flush over its new session.
+    net.originate("r0n1", &block(0, 9));
+    net.settle();
+    assert_eq!(net.entry("new", &block(0, 9)).unwrap().routes.len(), 2);
+    let (in_step, kept) = net.engine.flush_targets_in_step();
+    assert!(in_step);
+    assert_eq!(kept, 1);
+}
+
 #[test]
 fn turning_the_mesh_off_removes_mesh_sessions_and_their_routes_only() {
     let mut net = one_reflector();

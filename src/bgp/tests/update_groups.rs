@@ -254,6 +254,15 @@ fn same_as_reference(
             net.apply(op, &names);
         }
         shared.engine.collect_unused_states();
+        for net in [&mut shared, &mut alone] {
+            // What flushes keep of the sessions (`send.rs`, `SendCache`) follows them.
+            prop_assert!(net.engine.sessions_up_in_step(), "up after step {}", step);
+            prop_assert!(
+                net.engine.flush_targets_in_step().0,
+                "targets after step {}",
+                step
+            );
+        }
         prop_assert_eq!(
             &shared.log,
             &alone.log,
