@@ -253,7 +253,7 @@ impl Digest {
                 .iter()
                 .map(|s| {
                     (
-                        (s.a.clone(), s.b.clone()),
+                        (s.a.to_string(), s.b.to_string()),
                         SessionFacts {
                             session_type: s.session_type,
                             state: s.state,

@@ -250,8 +250,8 @@ mod tests {
 
     fn session(a: &str, b: &str, state: &'static str, reason: Option<&str>) -> SessionRow {
         SessionRow {
-            a: a.to_string(),
-            b: b.to_string(),
+            a: a.into(),
+            b: b.into(),
             session_type: "ibgp",
             reflector_client: false,
             reflector: None,

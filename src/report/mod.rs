@@ -423,8 +423,8 @@ impl Report {
             .map(|s| {
                 // DOT marks `b` as the client of `a`: put the reflector first.
                 let (a, b) = match &s.reflector {
-                    Some(r) if *r == s.b => (s.b.clone(), s.a.clone()),
-                    _ => (s.a.clone(), s.b.clone()),
+                    Some(r) if *r == s.b => (s.b.to_string(), s.a.to_string()),
+                    _ => (s.a.to_string(), s.b.to_string()),
                 };
                 dot::SessionEdge {
                     a,

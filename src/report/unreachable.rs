@@ -264,7 +264,7 @@ impl CauseInputs<'_> {
             s.state != "Established"
                 && [&g.stopped_at, &dst_node]
                     .iter()
-                    .any(|d| s.a == **d || s.b == **d)
+                    .any(|d| *s.a == ***d || *s.b == ***d)
         });
         if let Some(s) = idle {
             let down = self
@@ -385,7 +385,7 @@ impl CauseInputs<'_> {
         let n = self
             .sessions
             .iter()
-            .filter(|s| s.a == node || s.b == node)
+            .filter(|s| &*s.a == node || &*s.b == node)
             .count();
         match n {
             0 => format!("{node} has no BGP session"),

@@ -433,6 +433,13 @@ impl<'s> Simulation<'s> {
             _ => false,
         };
         self.last_event = event.describe();
+        // The engine brings in what the next event will read while this one runs (the
+        // sessions of a full mesh are met at random: `bgp::engine::prefetch`).
+        if let (Some(Event::Bgp(next)), Some(bgp)) =
+            (self.queue.peek(), self.world.control.bgp.as_deref())
+        {
+            bgp.prefetch(next);
+        }
         match event {
             Event::Scenario(i) => self.apply(i),
             Event::CreatePod { workload, slot } => self.create_pod(workload, slot),

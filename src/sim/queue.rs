@@ -14,7 +14,9 @@
 //! Invariants: `current` holds exactly the pending events at `last`, in push order; bucket
 //! *b* holds exactly the pending events whose time differs from `last` first in bit *b*, and
 //! among those of one time keeps their push order (pushes append, a bucket is emptied only
-//! into empty buckets, in order), so events of equal time always leave in push order.
+//! into empty buckets, in order), so events of equal time always leave in push order; a
+//! bucket knows where its first earliest item sits, so the next event can be looked at
+//! ([`EventQueue::peek`]) without taking it.
 //!
 //! An event scheduled before the last one taken (nothing in podnet does that) is still
 //! ordered correctly: the queue is rebuilt around the earlier time, by a stable sort.
@@ -42,6 +44,8 @@ pub struct EventQueue<E> {
 struct Bucket<E> {
     /// The earliest time in `items` (meaningless while it is empty).
     min: SimTime,
+    /// The position in `items` of the first item pushed at `min`.
+    min_at: usize,
     items: Vec<(SimTime, E)>,
 }
 
@@ -58,6 +62,7 @@ impl<E> Default for EventQueue<E> {
             buckets: (0..64)
                 .map(|_| Bucket {
                     min: SimTime::ZERO,
+                    min_at: 0,
                     items: Vec::new(),
                 })
                 .collect(),
@@ -93,6 +98,18 @@ impl<E> EventQueue<E> {
         (self.occupied != 0).then(|| self.buckets[self.occupied.trailing_zeros() as usize].min)
     }
 
+    /// The next event [`EventQueue::pop`] would return, if nothing is pushed before it.
+    pub fn peek(&self) -> Option<&E> {
+        if let Some(item) = self.current.front() {
+            return Some(item);
+        }
+        if self.occupied == 0 {
+            return None;
+        }
+        let bucket = &self.buckets[self.occupied.trailing_zeros() as usize];
+        bucket.items.get(bucket.min_at).map(|(_, item)| item)
+    }
+
     /// Removes and returns the earliest event (earliest sequence among equal times).
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         if self.current.is_empty() {
@@ -122,6 +139,7 @@ impl<E> EventQueue<E> {
         let bucket = &mut self.buckets[b];
         if self.occupied & (1 << b) == 0 || at < bucket.min {
             bucket.min = at;
+            bucket.min_at = bucket.items.len();
         }
         self.occupied |= 1 << b;
         bucket.items.push((at, item));
@@ -249,6 +267,9 @@ mod tests {
                     q.peek_time().map(|t| t.as_nanos()),
                     reference.peek().map(|Reverse((t, _, _))| *t)
                 );
+                // The next item itself, not only its time: the first pushed among the
+                // earliest, wherever in its bucket it sits.
+                prop_assert_eq!(q.peek(), reference.peek().map(|Reverse((_, _, item))| item));
             }
         }
     }

@@ -63,6 +63,7 @@ use crate::model::topology::{DeviceId, Topology};
 mod decide;
 mod groups;
 mod next_hops;
+mod prefetch;
 mod queries;
 mod receive;
 mod send;

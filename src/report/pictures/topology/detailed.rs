@@ -202,7 +202,7 @@ pub(super) fn detailed(topo: &Topology, sessions: &[SessionRow]) -> String {
     let mut order: Vec<&SessionRow> = sessions.iter().collect();
     order.sort_by_key(|s| usize::from(s.state != "Established"));
     for s in order {
-        let (Some(&a), Some(&b)) = (placed.get(s.a.as_str()), placed.get(s.b.as_str())) else {
+        let (Some(&a), Some(&b)) = (placed.get(&*s.a), placed.get(&*s.b)) else {
             continue;
         };
         svg.group(&format!(

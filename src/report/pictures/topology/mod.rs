@@ -343,11 +343,11 @@ mod tests {
 
     fn session(a: &str, b: &str, state: &'static str, reflector: Option<&str>) -> SessionRow {
         SessionRow {
-            a: a.to_string(),
-            b: b.to_string(),
+            a: a.into(),
+            b: b.into(),
             session_type: "ibgp",
             reflector_client: reflector.is_some(),
-            reflector: reflector.map(str::to_string),
+            reflector: reflector.map(Into::into),
             state,
             reason: (state == "Idle").then(|| "peer does not speak BGP".to_string()),
             times_down: 0,

@@ -107,8 +107,8 @@ pub(super) fn aggregated(topo: &Topology, sessions: &[SessionRow], by_zone: bool
     }
     for s in sessions {
         let rank = state_rank(s.state);
-        let ta = by_name.get(s.a.as_str()).and_then(|&d| tile_of_device[d]);
-        let tb = by_name.get(s.b.as_str()).and_then(|&d| tile_of_device[d]);
+        let ta = by_name.get(&*s.a).and_then(|&d| tile_of_device[d]);
+        let tb = by_name.get(&*s.b).and_then(|&d| tile_of_device[d]);
         for t in [ta, tb].into_iter().flatten() {
             tiles[t].sessions[rank] += 1;
         }
@@ -316,7 +316,7 @@ pub(super) fn aggregated(topo: &Topology, sessions: &[SessionRow], by_zone: bool
     // (from key, to key, state rank) → (sessions, any reflected, any eBGP)
     let mut bundles: BTreeMap<BundleKey, (usize, bool, bool)> = BTreeMap::new();
     for s in sessions {
-        let (Some(&da), Some(&db)) = (by_name.get(s.a.as_str()), by_name.get(s.b.as_str())) else {
+        let (Some(&da), Some(&db)) = (by_name.get(&*s.a), by_name.get(&*s.b)) else {
             continue;
         };
         let (ka, kb) = (
@@ -353,11 +353,11 @@ pub(super) fn aggregated(topo: &Topology, sessions: &[SessionRow], by_zone: bool
         let state = STATES[rank].0;
         // A stand-in session from `a` (the reflector's side) to `b`.
         let row = SessionRow {
-            a: "a".to_string(),
-            b: "b".to_string(),
+            a: "a".into(),
+            b: "b".into(),
             session_type: if ebgp { "ebgp" } else { "ibgp" },
             reflector_client: reflected,
-            reflector: reflected.then(|| "a".to_string()),
+            reflector: reflected.then(|| "a".into()),
             state,
             reason: None,
             times_down: 0,
