@@ -1029,18 +1029,23 @@ mod tests {
         assert_eq!(live, [8, 5]);
     }
 
+    /// What a node advertises for its own block: its local route, exportable.
+    fn local_advertised() -> Advertised {
+        Advertised {
+            key: RouteSource::Local.into(),
+            attrs: Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1]))),
+            exportable: true,
+            paths: Box::default(),
+        }
+    }
+
     /// A stamp names one stored advertisement: storing another (even an equal one) gives a
     /// new stamp, storing nothing over nothing does not, and a wiped RIB never gives an old
     /// stamp again (views computed from the old advertisements must not match).
     #[test]
     fn every_stored_advertisement_has_a_stamp_of_its_own() {
         let mut rib = Rib::default();
-        let adv = Advertised {
-            key: RouteSource::Local.into(),
-            attrs: Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1]))),
-            exportable: true,
-            paths: Box::default(),
-        };
+        let adv = local_advertised();
         let stamp = |rib: &Rib, p: u32| rib.stamped(PrefixId(p)).map(|(_, at)| at);
         rib.set_advertised(PrefixId(5), Some(adv.clone()));
         let first = stamp(&rib, 5).expect("stored");
@@ -1066,12 +1071,7 @@ mod tests {
     #[test]
     fn a_rib_keeps_advertisements_in_chunks_that_exist_only_where_something_was_advertised() {
         let mut rib = Rib::default();
-        let adv = Advertised {
-            key: RouteSource::Local.into(),
-            attrs: Arc::new(PathAttributes::local(IpAddr::from([10, 0, 0, 1]))),
-            exportable: true,
-            paths: Box::default(),
-        };
+        let adv = local_advertised();
         rib.set_advertised(PrefixId(900), None);
         assert!(rib.advertised.is_empty());
         rib.set_advertised(PrefixId(600), Some(adv.clone()));

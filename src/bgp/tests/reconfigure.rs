@@ -20,6 +20,23 @@ impl Net {
         (id, self.engine.srt[id.index()].epoch)
     }
 
+    /// Adds a plain Linux node to rack r0 of the topology (the engine learns of it at the
+    /// next `reconfigure`).
+    fn join_r0(&mut self, name: &str, address: &str) {
+        let rack = self.topology.racks.iter().position(|r| r.name == "r0");
+        self.topology.add_node(
+            crate::model::topology::RackId(rack.expect("rack r0") as u32),
+            NewNode {
+                name: name.into(),
+                ip: ip(address),
+                os: Os::Linux,
+                max_pods: 110,
+                labels: Labels::new(),
+                bgp: NodeBgp::default(),
+            },
+        );
+    }
+
     /// The log lines of one kind from `since` on, as `subject: outcome`.
     fn lines(&self, kind: BgpLogKind, since: SimTime) -> Vec<String> {
         self.log
@@ -131,23 +148,7 @@ fn flush_targets_follow_a_reconfiguration() {
     assert!(in_step);
     assert_eq!(kept, 1, "the reflector's (plain speakers keep none)");
     assert!(net.engine.sessions_up_in_step());
-    let rack = net
-        .topology
-        .racks
-        .iter()
-        .position(|r| r.name == "r0")
-        .unwrap();
-    net.topology.add_node(
-        crate::model::topology::RackId(rack as u32),
-        NewNode {
-            name: "new".into(),
-            ip: ip("10.0.0.50"),
-            os: Os::Linux,
-            max_pods: 110,
-            labels: Labels::new(),
-            bgp: NodeBgp::default(),
-        },
-    );
+    net.join_r0("new", "10.0.0.50");
     net.reconfigure(&BgpConfig::default(), &[to_reflectors()], "node new joined");
     net.settle();
     assert!(net.engine.sessions_up_in_step());
@@ -357,23 +358,7 @@ fn a_node_that_joins_gets_its_mesh_sessions_and_its_blocks_travel() {
         .iter()
         .map(|(a, b)| net.id_and_epoch(a, b))
         .collect();
-    let rack = net
-        .topology
-        .racks
-        .iter()
-        .position(|r| r.name == "r0")
-        .unwrap();
-    net.topology.add_node(
-        crate::model::topology::RackId(rack as u32),
-        NewNode {
-            name: "new".into(),
-            ip: ip("10.0.0.50"),
-            os: Os::Linux,
-            max_pods: 110,
-            labels: Labels::new(),
-            bgp: NodeBgp::default(),
-        },
-    );
+    net.join_r0("new", "10.0.0.50");
     let t = net.now;
     net.reconfigure(&BgpConfig::default(), &[], "node new joined");
     assert_eq!(
