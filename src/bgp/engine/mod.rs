@@ -70,6 +70,7 @@ mod send;
 mod session;
 mod shared;
 mod statics;
+mod targets;
 mod views;
 
 pub use views::{BestRoute, BgpLogEntry, BgpLogKind, LogOptions, RibEntry, RibRoute};
@@ -367,7 +368,7 @@ pub struct BgpEngine {
     update_groups: bool,
     /// What flushes read of the sessions, kept until the peering is reconfigured
     /// (`send.rs`).
-    send_cache: send::SendCache,
+    send_cache: targets::SendCache,
     /// Every speaker's candidates per prefix, interned and shared (`shared.rs`).
     pub(super) states: States,
     /// Which state each speaker holds for each prefix.
@@ -443,7 +444,7 @@ impl BgpEngine {
             jitter: None,
             restart: GracefulRestart::default(),
             update_groups: true,
-            send_cache: send::SendCache::default(),
+            send_cache: targets::SendCache::default(),
             states: States::default(),
             table: StateTable::default(),
             prefix_steps: shared::PrefixSteps::default(),

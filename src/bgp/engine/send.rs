@@ -2,7 +2,7 @@
 //! the export filter and attributes per session (shared among sessions with the same
 //! `ExportKey`), MRAI, flushes batched into one UPDATE per peer, full tables, and the
 //! in-flight UPDATEs with their arrival times; what a speaker's flushes read of its
-//! sessions is kept between flushes until the peering is reconfigured ([`SendCache`]).
+//! sessions is kept between flushes until the peering is reconfigured (`targets.rs`).
 //!
 //! ADD-PATH (RFC 7911): a session without it sees the best route of a prefix, one with it
 //! (both ends Calico nodes, [`BgpEngine::add_paths`]) sees every candidate that passes the
@@ -27,7 +27,8 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
-use super::groups::{Built, Change, ExportProfiles, GroupViews, ProfileId, TableViews};
+use super::groups::{Built, Change, GroupViews, ProfileId, TableViews};
+use super::targets::{Link, Visit};
 use super::{
     Arrivals, BgpEngine, BgpEvent, BgpLogKind, Delivery, Scheduled, Update, UpdateBody, VISIT_ALL,
     VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS,
@@ -792,38 +793,6 @@ impl BgpEngine {
         self.total_updates += 1;
         arrivals.add(arrival, Delivery { epoch, update });
     }
-
-    pub(super) fn describe_update(&self, u: &Update) -> String {
-        const SHOWN: usize = 3;
-        let mut parts = Vec::new();
-        // A path other than ADD-PATH's first (or only) one is named: `10.0.0.0/26 path 1`.
-        let list = |ps: &mut dyn Iterator<Item = (PrefixId, PathId)>, n: usize| {
-            let mut v: Vec<String> = ps
-                .take(SHOWN)
-                .map(|(p, path)| match path {
-                    PathId(0) => self.prefixes.net(p).to_string(),
-                    PathId(id) => format!("{} path {id}", self.prefixes.net(p)),
-                })
-                .collect();
-            if n > SHOWN {
-                v.push(format!("+{} more", n - SHOWN));
-            }
-            v.join(" ")
-        };
-        let b = &u.body;
-        if !b.announced.is_empty() {
-            let text = list(
-                &mut b.announced.iter().map(|(p, path, _)| (*p, *path)),
-                b.announced.len(),
-            );
-            parts.push(format!("announce {text}"));
-        }
-        if !b.withdrawn.is_empty() {
-            let text = list(&mut b.withdrawn.iter().copied(), b.withdrawn.len());
-            parts.push(format!("withdraw {text}"));
-        }
-        parts.join("; ")
-    }
 }
 
 /// An UPDATE body being built by a flush; most carry one prefix, so no allocation until
@@ -948,181 +917,4 @@ struct ExportInputs {
     address: IpAddr,
     as_number: u32,
     cluster_id: Option<IpAddr>,
-}
-
-/// What a speaker's flushes read of its sessions, kept from one flush to the next rather
-/// than read again from each [`Session`](crate::bgp::Session) and both speakers per flush
-/// and target: a reflector's flush visits thousands of sessions, and reading their
-/// parameters (and interning their export profiles) each time cost more than sending.
-///
-/// Invariants: a speaker's [`Target`]s are exactly the sessions of its lists (eBGP,
-/// clients, non-clients) with their parameters now — they are dropped whenever the peering
-/// is reconfigured ([`BgpEngine::forget_table_views`]) and rebuilt by the next flush (kept
-/// only for speakers that pass routes on: a plain speaker builds them per flush); and
-/// [`SendCache::is_up`] says exactly whether a session is Established (a flush checks this
-/// against the session's state in every unit test).
-#[derive(Debug, Default)]
-pub(super) struct SendCache {
-    /// Every export profile seen, interned (`groups.rs`).
-    pub(super) profiles: ExportProfiles,
-    /// Per speaker, its targets in session id order; `None` until a flush needs them.
-    targets: Vec<Option<Box<[Target]>>>,
-    /// Per session, one more than the epoch (`SessionRt::epoch`) it last came up in (0:
-    /// never). A session leaves Established only by going Idle and enters it only from
-    /// Connect, and both bump its epoch, so it is Established exactly while its epoch is
-    /// the one it came up in.
-    up_epochs: Vec<u32>,
-    /// The targets one flush visits (kept to spare an allocation per flush).
-    visit: Vec<Visit>,
-}
-
-/// A target one flush visits, with what its sending reads of the session.
-#[derive(Clone, Copy, Debug)]
-struct Visit {
-    target: Target,
-    /// MRAI holds nothing back on it: it may share its profile's body.
-    plain: bool,
-    latency: SimDuration,
-}
-
-impl SendCache {
-    /// Drops every speaker's targets (the peering changed).
-    pub(super) fn forget_targets(&mut self) {
-        self.targets.clear();
-    }
-
-    /// Notes that session `x` came up (is Established) in epoch `epoch`.
-    pub(super) fn came_up(&mut self, x: SessionId, epoch: u32) {
-        if self.up_epochs.len() <= x.index() {
-            self.up_epochs.resize(x.index() + 1, 0);
-        }
-        self.up_epochs[x.index()] = epoch.wrapping_add(1);
-    }
-
-    /// Whether session `x`, now at epoch `epoch`, is Established.
-    pub(super) fn is_up(&self, x: SessionId, epoch: u32) -> bool {
-        self.up_epochs
-            .get(x.index())
-            .is_some_and(|e| *e == epoch.wrapping_add(1))
-    }
-
-    fn take_targets(&mut self, s: SpeakerId) -> Option<Box<[Target]>> {
-        self.targets.get_mut(s.index())?.take()
-    }
-
-    fn put_targets(&mut self, s: SpeakerId, targets: Box<[Target]>) {
-        if self.targets.len() <= s.index() {
-            self.targets.resize_with(s.index() + 1, || None);
-        }
-        self.targets[s.index()] = Some(targets);
-    }
-}
-
-/// One session a speaker sends on: which side the speaker is, the peer, and whether the
-/// session is eBGP (which MRAI it has).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Link {
-    x: SessionId,
-    to: SpeakerId,
-    side: u8,
-    ebgp: bool,
-}
-
-impl Link {
-    fn side(&self) -> usize {
-        usize::from(self.side)
-    }
-}
-
-/// One session of a speaker's lists as its flushes visit it: the [`Link`], the list it is
-/// on (a `VISIT_*` bit), its place in the lists' order, its export profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Target {
-    link: Link,
-    bit: u8,
-    place: u32,
-    profile: ProfileId,
-}
-
-impl BgpEngine {
-    /// Speaker `s`'s end of session `x`, if it is one and the session has a peer.
-    fn link(&self, s: SpeakerId, x: SessionId) -> Option<Link> {
-        let sess = &self.sessions[x.index()];
-        let side = sess.side_of(s)?;
-        Some(Link {
-            x,
-            to: sess.peer_of(side)?,
-            side: side as u8,
-            ebgp: sess.session_type == SessionType::Ebgp,
-        })
-    }
-
-    /// The MRAI of a [`Link`]'s session ([`BgpEngine::mrai`]).
-    fn link_mrai(&self, link: &Link) -> SimDuration {
-        if link.ebgp {
-            self.timers.mrai_ebgp
-        } else {
-            self.timers.mrai_ibgp
-        }
-    }
-
-    /// The sessions of `s`'s lists as its flush visits them, in session id order (taken out
-    /// of the [`SendCache`], built if it has none; the flush puts them back).
-    fn send_targets(&mut self, s: SpeakerId) -> Box<[Target]> {
-        if let Some(targets) = self.send_cache.take_targets(s) {
-            return targets;
-        }
-        let r = &self.rt[s.index()];
-        let lists = [
-            (VISIT_EBGP, &r.ebgp),
-            (VISIT_CLIENTS, &r.clients),
-            (VISIT_NON_CLIENTS, &r.non_clients),
-        ];
-        let on: Vec<(SessionId, u8, u32)> = lists
-            .iter()
-            .flat_map(|(bit, l)| l.iter().map(move |x| (*x, *bit)))
-            .enumerate()
-            .map(|(place, (x, bit))| (x, bit, place as u32))
-            .collect();
-        let mut targets = Vec::with_capacity(on.len());
-        for (x, bit, place) in on {
-            let Some(link) = self.link(s, x) else {
-                continue;
-            };
-            let profile = self.export_profile(x, link.side());
-            targets.push(Target {
-                link,
-                bit,
-                place,
-                profile,
-            });
-        }
-        // Stable: a session on two lists keeps their order.
-        targets.sort_by_key(|t| t.link.x);
-        targets.into_boxed_slice()
-    }
-
-    /// Whether every speaker's kept targets are those it would be given now, and how many
-    /// speakers keep some.
-    #[cfg(test)]
-    pub(crate) fn flush_targets_in_step(&mut self) -> (bool, usize) {
-        let kept = std::mem::take(&mut self.send_cache.targets);
-        let mut in_step = true;
-        for (i, targets) in kept.iter().enumerate() {
-            if let Some(targets) = targets {
-                in_step &= *targets == self.send_targets(SpeakerId(i as u32));
-            }
-        }
-        let count = kept.iter().flatten().count();
-        self.send_cache.targets = kept;
-        (in_step, count)
-    }
-
-    /// Whether [`SendCache::is_up`] says of every session what its state says.
-    #[cfg(test)]
-    pub(crate) fn sessions_up_in_step(&self) -> bool {
-        self.sessions.iter().zip(&self.srt).all(|(sess, r)| {
-            self.send_cache.is_up(sess.id, r.epoch) == (sess.state == SessionState::Established)
-        })
-    }
 }

@@ -101,3 +101,38 @@ pub struct BestRoute {
     /// Originated by this speaker (a Calico node's own block or borrowed address).
     pub local: bool,
 }
+
+impl BgpEngine {
+    /// An UPDATE as a log line shows it: the first few prefixes announced and withdrawn.
+    pub(super) fn describe_update(&self, u: &Update) -> String {
+        const SHOWN: usize = 3;
+        let mut parts = Vec::new();
+        // A path other than ADD-PATH's first (or only) one is named: `10.0.0.0/26 path 1`.
+        let list = |ps: &mut dyn Iterator<Item = (PrefixId, PathId)>, n: usize| {
+            let mut v: Vec<String> = ps
+                .take(SHOWN)
+                .map(|(p, path)| match path {
+                    PathId(0) => self.prefixes.net(p).to_string(),
+                    PathId(id) => format!("{} path {id}", self.prefixes.net(p)),
+                })
+                .collect();
+            if n > SHOWN {
+                v.push(format!("+{} more", n - SHOWN));
+            }
+            v.join(" ")
+        };
+        let b = &u.body;
+        if !b.announced.is_empty() {
+            let text = list(
+                &mut b.announced.iter().map(|(p, path, _)| (*p, *path)),
+                b.announced.len(),
+            );
+            parts.push(format!("announce {text}"));
+        }
+        if !b.withdrawn.is_empty() {
+            let text = list(&mut b.withdrawn.iter().copied(), b.withdrawn.len());
+            parts.push(format!("withdraw {text}"));
+        }
+        parts.join("; ")
+    }
+}
