@@ -27,12 +27,12 @@ pub(super) struct SendCache {
     /// Every export profile seen, interned (`groups.rs`).
     pub(super) profiles: ExportProfiles,
     /// Per speaker, its targets in session id order; `None` until a flush needs them.
-    pub(super) targets: Vec<Option<Box<[Target]>>>,
+    targets: Vec<Option<Box<[Target]>>>,
     /// Per session, one more than the epoch (`SessionRt::epoch`) it last came up in (0:
     /// never). A session leaves Established only by going Idle and enters it only from
     /// Connect, and both bump its epoch, so it is Established exactly while its epoch is
     /// the one it came up in.
-    pub(super) up_epochs: Vec<u32>,
+    up_epochs: Vec<u32>,
     /// The targets one flush visits (kept to spare an allocation per flush).
     pub(super) visit: Vec<Visit>,
 }
@@ -67,7 +67,7 @@ impl SendCache {
             .is_some_and(|e| *e == epoch.wrapping_add(1))
     }
 
-    pub(super) fn take_targets(&mut self, s: SpeakerId) -> Option<Box<[Target]>> {
+    fn take_targets(&mut self, s: SpeakerId) -> Option<Box<[Target]>> {
         self.targets.get_mut(s.index())?.take()
     }
 
