@@ -509,9 +509,14 @@ pub enum Outcome {
     Unchanged,
     /// A new candidate lost to the best, which stays (`decision::admit`).
     Admitted,
-    /// The decision process ran: whether the best route changed, and its next hop as a FIB
-    /// sees it (a learned best route's next hop).
-    Decided { changed: bool, fib_changed: bool },
+    /// The decision process ran: whether the best route changed, its next hop as a FIB
+    /// sees it (a learned best route's next hop), and whether there is a best route before
+    /// and after (the Loc-RIB's size).
+    Decided {
+        changed: bool,
+        fib_changed: bool,
+        best: (bool, bool),
+    },
 }
 
 /// Every state some speaker holds, interned, with the steps already taken between them.
@@ -670,6 +675,13 @@ impl StateTable {
             .map_or(EMPTY, |t| t[p.index() % CHUNK][lane])
     }
 
+    /// Where `s`'s state id for `p` is kept, if a tile holds it (for a prefetch).
+    pub fn slot(&self, s: super::SpeakerId, p: PrefixId) -> Option<&StateId> {
+        let (block, lane) = Self::lane(s);
+        let tile = self.tiles.get(block)?.get(p.index() / CHUNK)?.as_ref()?;
+        Some(&tile[p.index() % CHUNK][lane])
+    }
+
     pub fn set(&mut self, s: super::SpeakerId, p: PrefixId, id: StateId) {
         let (block, lane) = Self::lane(s);
         let chunk = p.index() / CHUNK;
@@ -740,6 +752,10 @@ pub struct Rib {
     /// it receives finds that it advertises nothing for most of them (it advertises its few
     /// own blocks) without reading its chunks.
     advertised_bits: u64,
+    /// Bit `p % 64` is set for every prefix `p` the speaker ever originated: whether its
+    /// state for a prefix holds a route of its own is then known without reading the state
+    /// for most prefixes (never cleared: a bit set for nothing only costs that read).
+    local_bits: u64,
     /// How many destinations have a best route (the Loc-RIB's size).
     pub loc_rib_len: usize,
     /// Counts the changes to what was advertised: what was computed from the advertisements
@@ -750,6 +766,16 @@ pub struct Rib {
 impl Rib {
     fn bit(p: PrefixId) -> u64 {
         1 << (p.index() % 64)
+    }
+
+    /// Notes that the speaker originates `p` ([`Rib::may_originate`]).
+    pub fn note_local(&mut self, p: PrefixId) {
+        self.local_bits |= Rib::bit(p);
+    }
+
+    /// Whether the speaker may hold a route of its own for `p`; `false` means it does not.
+    pub fn may_originate(&self, p: PrefixId) -> bool {
+        self.local_bits & Rib::bit(p) != 0
     }
 
     pub fn advertised(&self, p: PrefixId) -> Option<&Advertised> {

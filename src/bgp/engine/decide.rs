@@ -54,17 +54,17 @@ impl BgpEngine {
         out: &mut Scheduled,
     ) {
         let step = self.step(s, p, key, tag, attrs);
-        self.record(now, s, p, step.from, step.to, step.outcome, out);
+        self.record(now, s, p, step.to, step.outcome, out);
     }
 
     /// Runs the decision process for one prefix of one speaker again (a next hop became
     /// (un)resolvable or nearer); a changed best route is recorded and scheduled for export.
     pub(super) fn decide(&mut self, now: SimTime, s: SpeakerId, p: PrefixId, out: &mut Scheduled) {
-        let (from, to, outcome) = self.redecide(s, p);
-        self.record(now, s, p, from, to, outcome, out);
+        let (to, outcome) = self.redecide(s, p);
+        self.record(now, s, p, to, outcome, out);
     }
 
-    /// What a step of `s`'s state for `p` (from `from` to `to`) means beyond the RIB: the
+    /// What a step of `s`'s state for `p` (to `to`) means beyond the RIB: the
     /// Loc-RIB size, FIB change times, the log and exports. A new candidate that loses to
     /// the best changes no Loc-RIB, and no export but over ADD-PATH, where every candidate
     /// goes out; so does a decision that keeps the best.
@@ -74,7 +74,6 @@ impl BgpEngine {
         now: SimTime,
         s: SpeakerId,
         p: PrefixId,
-        from: StateId,
         to: StateId,
         outcome: Outcome,
         out: &mut Scheduled,
@@ -85,12 +84,11 @@ impl BgpEngine {
             Outcome::Decided {
                 changed,
                 fib_changed,
+                best,
             } => {
                 if changed {
-                    let had = self.states.get(from).best().is_some();
-                    let has = self.states.get(to).best().is_some();
                     let rib = &mut self.rt[s.index()].rib;
-                    match (had, has) {
+                    match best {
                         (false, true) => rib.loc_rib_len += 1,
                         (true, false) => rib.loc_rib_len -= 1,
                         _ => {}
@@ -140,17 +138,18 @@ impl BgpEngine {
     /// Whether no peer of `s` can see a difference in `p`, whose state is `state`: a plain
     /// iBGP speaker (`Tags::plain`: no eBGP peer, no client) passes on nothing it learned,
     /// so with no route of its own for `p` and nothing advertised for it, an export would
-    /// find nothing to send and record nothing.
+    /// find nothing to send and record nothing. (The state is read only for the few
+    /// prefixes `s` may originate: for the others, it holds no route of its own.)
     pub(super) fn passes_on_nothing(&self, s: SpeakerId, p: PrefixId, state: StateId) -> bool {
         let r = &self.rt[s.index()];
-        r.tags.plain
-            && !self
-                .states
+        let own = |state: StateId| {
+            self.states
                 .get(state)
                 .held
                 .iter()
                 .any(|h| h.tag == LOCAL_TAG)
-            && r.rib.advertised(p).is_none()
+        };
+        r.tags.plain && r.rib.advertised(p).is_none() && !(r.rib.may_originate(p) && own(state))
     }
 
     /// Runs `f` with speaker `s`'s decision context; also says whether the decision asked

@@ -908,6 +908,7 @@ impl BgpEngine {
         let address = self.speakers[s.index()].address;
         self.next_hop_origins.originated(p, address);
         let attrs = Arc::new(PathAttributes::local(address));
+        self.rt[s.index()].rib.note_local(p);
         self.set_route(now, s, p, RouteSource::Local.into(), Some(attrs), out);
     }
 

@@ -66,7 +66,7 @@ impl BgpEngine {
 }
 
 /// Every cache line of `value`.
-fn prefetch_all<T>(value: &T) {
+pub(super) fn prefetch_all<T>(value: &T) {
     let start = (value as *const T).cast::<u8>();
     let size = std::mem::size_of::<T>();
     for offset in (0..size).step_by(64).chain(size.checked_sub(1)) {
@@ -75,7 +75,7 @@ fn prefetch_all<T>(value: &T) {
 }
 
 /// The cache line holding `value`.
-fn prefetch_line<T>(value: &T) {
+pub(super) fn prefetch_line<T>(value: &T) {
     prefetch_at((value as *const T).cast::<u8>());
 }
 

@@ -7,7 +7,12 @@ use crate::bgp::policy::import_check;
 use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource};
 use crate::model::time::{SimDuration, SimTime};
 
+use super::prefetch::prefetch_line;
 use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, InProcess, Scheduled, Update};
+
+/// How many announcements ahead of the one being applied [`BgpEngine::prefetch_route`]
+/// asks for.
+const AHEAD: usize = 6;
 
 impl BgpEngine {
     /// Queues each arriving UPDATE at its receiver; receivers that were idle start on it
@@ -120,6 +125,19 @@ impl BgpEngine {
         }
     }
 
+    /// Asks for the lines applying an announcement of `p` with `attrs` at `s` reads first:
+    /// the attributes the import check reads, the steps kept at `p` and `s`'s state id for
+    /// it. A full table is thousands of announcements, each of another prefix, whose lines
+    /// have left the cache since the last client applied them; asked for a few routes
+    /// ahead, their misses overlap.
+    fn prefetch_route(&self, s: SpeakerId, p: PrefixId, attrs: &Attrs) {
+        prefetch_line(&attrs.originator_id);
+        self.prefix_steps.prefetch(p);
+        if let Some(slot) = self.table.slot(s, p) {
+            prefetch_line(slot);
+        }
+    }
+
     /// Whether `s` accepts `attrs` for `p` from `update`'s sender (a rejection is logged).
     fn imports(
         &mut self,
@@ -167,16 +185,26 @@ impl BgpEngine {
             .withdrawn
             .iter()
             .map(|&(p, path)| (p, path, None));
-        let announced =
-            (update.body.announced.iter()).map(|(p, path, attrs)| (*p, *path, Some(attrs)));
-        for (p, path, attrs) in withdrawn.chain(announced) {
+        let announced = &update.body.announced;
+        for (p, _, attrs) in announced.iter().take(AHEAD) {
+            self.prefetch_route(s, *p, attrs);
+        }
+        let announced = announced
+            .iter()
+            .enumerate()
+            .map(|(i, (p, path, attrs))| (*p, *path, Some(attrs), announced.get(i + AHEAD)));
+        let withdrawn = withdrawn.map(|(p, path, attrs)| (p, path, attrs, None));
+        for (p, path, attrs, ahead) in withdrawn.chain(announced) {
+            if let Some((p, _, attrs)) = ahead {
+                self.prefetch_route(s, *p, attrs);
+            }
             let accepted = match attrs {
                 Some(attrs) => self.imports(now, s, update, p, attrs, (ebgp, from_client)),
                 None => true,
             };
             let attrs = attrs.filter(|_| accepted);
             let step = self.step(s, p, key(path), tag, attrs);
-            self.record(now, s, p, step.from, step.to, step.outcome, out);
+            self.record(now, s, p, step.to, step.outcome, out);
         }
         if update.body.end_of_rib || !self.restart.is_idle() {
             self.restart_on_update(now, s, x, &update.body, out);

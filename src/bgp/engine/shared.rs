@@ -108,6 +108,13 @@ impl PrefixSteps {
         Some((kept.to, kept.outcome))
     }
 
+    /// Asks for the lines of the steps kept at `p` (`prefetch.rs`).
+    pub(super) fn prefetch(&self, p: PrefixId) {
+        if let Some(ways) = self.by_prefix.get(p.index()) {
+            super::prefetch::prefetch_all(ways);
+        }
+    }
+
     /// Keeps `step` at `p` (taken with `attrs`) and where it led, forgetting the oldest of
     /// the prefix's steps if every way is taken.
     pub(super) fn put(
@@ -137,10 +144,9 @@ impl PrefixSteps {
     }
 }
 
-/// A step of a speaker's state for a prefix, as [`BgpEngine::step`] took it.
+/// Where a step of a speaker's state for a prefix ([`BgpEngine::step`]) led.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Stepped {
-    pub(super) from: StateId,
     pub(super) to: StateId,
     pub(super) outcome: Outcome,
 }
@@ -289,7 +295,7 @@ impl BgpEngine {
             };
             if let Some((to, outcome)) = recalled {
                 self.table.set(s, p, to);
-                return Stepped { from, to, outcome };
+                return Stepped { to, outcome };
             }
         }
         let mut d = self.destination_of(s, from);
@@ -325,20 +331,20 @@ impl BgpEngine {
             self.prefix_steps.put(p, m, kept.clone(), (to, outcome));
             self.states.remember(m, kept, (to, outcome));
         }
-        Stepped { from, to, outcome }
+        Stepped { to, outcome }
     }
 
     /// Runs the whole decision process for `p` at `s` again (a next hop's reachability or
-    /// cost changed): the old and new states, with what happened. Never replayed: it runs
+    /// cost changed): the new state, with what happened. Never replayed: it runs
     /// because the underlay changed, which no memo entry knows.
-    pub(super) fn redecide(&mut self, s: SpeakerId, p: PrefixId) -> (StateId, StateId, Outcome) {
+    pub(super) fn redecide(&mut self, s: SpeakerId, p: PrefixId) -> (StateId, Outcome) {
         let from = self.table.get(s, p);
         let mut d = self.destination_of(s, from);
         self.run_decision(s, &mut d);
         let outcome = self.decided(s, from, &d);
         let to = self.intern(s, &d);
         self.table.set(s, p, to);
-        (from, to, outcome)
+        (to, outcome)
     }
 
     /// Runs the whole decision process on `d`, the candidates of `s`; returns whether it
@@ -378,6 +384,7 @@ impl BgpEngine {
         Outcome::Decided {
             changed,
             fib_changed: fib_before != fib_after,
+            best: (before.is_some(), after.is_some()),
         }
     }
 
@@ -436,6 +443,7 @@ mod tests {
     const DECIDED: Outcome = Outcome::Decided {
         changed: true,
         fib_changed: true,
+        best: (false, true),
     };
 
     #[test]
