@@ -197,37 +197,55 @@ impl fmt::Display for IdleReason {
 }
 
 /// One BGP session between speaker `a` and speaker `b` (or an address nobody owns).
+///
+/// Layout: a full mesh of 1,000 nodes has half a million sessions, each met at random when
+/// it comes up and when its UPDATEs are sent, delivered and processed. What those read and
+/// write (the ends, the latency, the export profile, the state and reason) is the first
+/// cache line, in this order (`repr(C)`), the reason boxed (it is rare and large); what only
+/// set-up, reports and configuration changes read is the second. Two lines, aligned.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C, align(64))]
 pub struct Session {
     pub id: SessionId,
     pub a: SpeakerId,
     /// `None` when the configured peer address belongs to no speaker.
     pub b: Option<SpeakerId>,
-    /// The address `a` connects to.
-    pub b_address: IpAddr,
+    /// One-way underlay latency between the ends (`None`: no path).
+    pub latency: Option<SimDuration>,
+    /// The segment both ends sit on, if any: a next hop inside it is passed on unchanged
+    /// by routers (third-party next hop, RFC 4271 §5.1.3).
+    pub shared_subnet: Option<IpNet>,
     pub session_type: SessionType,
     /// `reflects[i]`: side i (0 = a, 1 = b) treats the other as its route-reflector client.
     pub reflects: [bool; 2],
     /// `keep_next_hop[i]`: side i keeps the next hop on eBGP (`keepOriginalNextHop`).
     pub keep_next_hop: [bool; 2],
-    /// Calico's node sessions are multihop; a router–router session over a fabric link is not.
-    pub multihop: bool,
-    /// The link a single-hop session runs over.
-    pub link: Option<LinkId>,
-    /// The segment both ends sit on, if any: a next hop inside it is passed on unchanged
-    /// by routers (third-party next hop, RFC 4271 §5.1.3).
-    pub shared_subnet: Option<IpNet>,
-    /// One-way underlay latency between the ends (`None`: no path).
-    pub latency: Option<SimDuration>,
+    pub state: SessionState,
+    /// Why the session is not Established (`None` while Connect or Established).
+    pub reason: Option<Box<IdleReason>>,
     pub source: SessionSource,
     /// How long a helper keeps the other side's routes when it restarts: the `graceful
     /// restart time` both sides advertise (BIRD's 120 s unless `nodeMeshMaxRestartTime` or
     /// the BGPPeer's `maxRestartTime` sets it).
     pub restart_time: SimDuration,
-    pub state: SessionState,
-    /// Why the session is not Established (`None` while Connect or Established).
-    pub reason: Option<IdleReason>,
+    /// The link a single-hop session runs over.
+    pub link: Option<LinkId>,
+    /// The address `a` connects to.
+    pub b_address: IpAddr,
+    /// Calico's node sessions are multihop; a router–router session over a fabric link is not.
+    pub multihop: bool,
 }
+
+const _: () = {
+    assert!(
+        std::mem::size_of::<Session>() == 128,
+        "a session is two cache lines"
+    );
+    assert!(
+        std::mem::offset_of!(Session, reason) + 8 == 64,
+        "what the busy part of a run reads and writes is the first line"
+    );
+};
 
 impl Session {
     /// The side (0 or 1) of `s`, if it is an end of this session.
@@ -390,11 +408,11 @@ pub(crate) fn set_latencies(topology: &Topology, peering: &mut Peering) {
     }
     for s in &mut peering.sessions {
         if s.b.is_some() && s.latency.is_none() && s.reason.is_none() {
-            s.reason = Some(if s.link.is_some() {
+            s.reason = Some(Box::new(if s.link.is_some() {
                 IdleReason::LinkDown
             } else {
                 IdleReason::NoUnderlayPath
-            });
+            }));
         }
     }
 }
@@ -519,12 +537,13 @@ impl Builder<'_> {
                     {
                         let speaker = self.speaker(target).name.clone();
                         let s = &mut self.peering.sessions[id.index()];
-                        s.reason.get_or_insert(IdleReason::AsNumberMismatch {
-                            peer: peer.name.clone(),
-                            configured,
-                            speaker,
-                            actual,
-                        });
+                        s.reason
+                            .get_or_insert(Box::new(IdleReason::AsNumberMismatch {
+                                peer: peer.name.clone(),
+                                configured,
+                                speaker,
+                                actual,
+                            }));
                     }
                 }
                 None => {
@@ -597,7 +616,7 @@ impl Builder<'_> {
             source,
             restart_time: RESTART_TIME,
             state: SessionState::Idle,
-            reason: Some(reason),
+            reason: Some(Box::new(reason)),
         });
     }
 

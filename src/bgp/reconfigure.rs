@@ -110,7 +110,7 @@ impl BgpEngine {
         let live: HashMap<(End, End), SessionId> = self
             .sessions
             .iter()
-            .filter(|s| !s.reason.as_ref().is_some_and(IdleReason::is_gone))
+            .filter(|s| !s.reason.as_deref().is_some_and(IdleReason::is_gone))
             .map(|s| (self.ends_of(s), s.id))
             .collect();
         let mut matched = vec![false; self.sessions.len()];
@@ -145,7 +145,7 @@ impl BgpEngine {
             .sessions
             .iter()
             .filter(|s| !matched[s.id.index()])
-            .filter(|s| !s.reason.as_ref().is_some_and(IdleReason::is_gone))
+            .filter(|s| !s.reason.as_deref().is_some_and(IdleReason::is_gone))
             .map(|s| s.id)
             .collect();
         for x in removed {
@@ -329,7 +329,8 @@ impl BgpEngine {
         {
             out.push("transport changed".to_string());
         }
-        let permanent = |r: &Option<IdleReason>| r.as_ref().filter(|r| r.is_permanent()).cloned();
+        let permanent =
+            |r: &Option<Box<IdleReason>>| r.as_ref().filter(|r| r.is_permanent()).cloned();
         match (permanent(&old.reason), permanent(&new.reason)) {
             (a, b) if a == b => {}
             (_, Some(now)) => out.push(now.to_string()),
@@ -355,7 +356,7 @@ impl BgpEngine {
             })
             .collect();
         for s in &self.sessions {
-            if matches!(s.reason, Some(IdleReason::Unconfigured { .. })) {
+            if matches!(s.reason.as_deref(), Some(IdleReason::Unconfigured { .. })) {
                 continue;
             }
             file_session(&mut self.rt, s);

@@ -985,7 +985,7 @@ fn sessions_that_cannot_come_up_say_why() {
         .iter()
         .find(|s| s.reason.is_some())
         .unwrap();
-    assert_eq!(cut.reason, Some(IdleReason::NoUnderlayPath));
+    assert_eq!(cut.reason.as_deref(), Some(&IdleReason::NoUnderlayPath));
     // Idle sessions with a permanent reason schedule nothing.
     let mut engine = BgpEngine::new(
         &t2,
@@ -1046,7 +1046,7 @@ fn a_fabric_link_down_drops_its_session_at_once_and_routes_move() {
     net.push(evs);
     let s = net.session_between("tor-r0", "spine-z-1");
     assert_eq!(s.state, SessionState::Idle);
-    assert_eq!(s.reason, Some(IdleReason::LinkDown));
+    assert_eq!(s.reason.as_deref(), Some(&IdleReason::LinkDown));
     net.run_until(secs(6));
     assert!(
         net.best("r1n0", "10.244.0.0/26").is_none(),

@@ -227,35 +227,36 @@ fn bgp_state(engine: &BgpEngine, topo: &Topology, view: &BgpView<'_>) -> BgpStat
             .get(s.index())
             .map_or_else(|| Arc::from(""), Arc::clone)
     };
-    let sessions: Vec<SessionRow> = engine
-        .sessions()
-        .map(|s| {
-            let a = speaker_name(s.a);
-            let b =
-                s.b.map(speaker_name)
-                    .unwrap_or_else(|| Arc::from(s.b_address.to_string()));
-            SessionRow {
-                reflector: if s.reflects[0] {
-                    Some(Arc::clone(&a))
-                } else if s.reflects[1] {
-                    Some(Arc::clone(&b))
-                } else {
-                    None
-                },
-                a,
-                b,
-                session_type: s.session_type.as_str(),
-                reflector_client: s.reflector_client(),
-                state: match s.state {
-                    SessionState::Idle => "Idle",
-                    SessionState::Connect => "Connect",
-                    SessionState::Established => "Established",
-                },
-                reason: s.reason.as_ref().map(ToString::to_string),
-                times_down: engine.session_downs(s.id),
-            }
-        })
-        .collect();
+    // Room for every session at once: half a million rows grown by doubling would copy
+    // (and fault in) the rows again at each step.
+    let mut sessions: Vec<SessionRow> =
+        Vec::with_capacity(engine.sessions().size_hint().1.unwrap_or(0));
+    sessions.extend(engine.sessions().map(|s| {
+        let a = speaker_name(s.a);
+        let b =
+            s.b.map(speaker_name)
+                .unwrap_or_else(|| Arc::from(s.b_address.to_string()));
+        SessionRow {
+            reflector: if s.reflects[0] {
+                Some(Arc::clone(&a))
+            } else if s.reflects[1] {
+                Some(Arc::clone(&b))
+            } else {
+                None
+            },
+            a,
+            b,
+            session_type: s.session_type.as_str(),
+            reflector_client: s.reflector_client(),
+            state: match s.state {
+                SessionState::Idle => "Idle",
+                SessionState::Connect => "Connect",
+                SessionState::Established => "Established",
+            },
+            reason: s.reason.as_ref().map(ToString::to_string),
+            times_down: engine.session_downs(s.id),
+        }
+    }));
     // E: the latest scenario event at or before now; the last FIB change in (E, now].
     let event = view
         .action_times

@@ -288,18 +288,20 @@ enum Detecting {
     PathLost,
 }
 
-/// Runtime state of a session.
+/// Runtime state of a session: what every session needs, one cache line of it.
+///
+/// A full mesh of 1,000 nodes has half a million sessions, met in random order when each
+/// comes up and when its full tables are delivered and processed; each meeting reads this
+/// record (the epoch check at least), so it is kept to one line, aligned to it. What only
+/// some sessions ever need (MRAI, the hold timer's log line, BIRD's error wait) is boxed
+/// apart in [`RareTimers`], made on its first write: until then it reads as never armed.
 #[derive(Clone, Debug, Default)]
+#[repr(align(64))]
 pub(super) struct SessionRt {
     pub(super) epoch: u32,
     detection: u32,
     detecting: Option<Detecting>,
     pub(super) idle_since: SimTime,
-    mrai_until: [SimTime; 2],
-    mrai_armed: [bool; 2],
-    /// Per side, for announcements held by MRAI: what the peer currently has, per prefix and
-    /// path.
-    held: [BTreeMap<(PrefixId, PathId), Option<Attrs>>; 2],
     /// Per side, when the last UPDATE sent arrives: a session is a TCP stream, so a later
     /// message never overtakes an earlier one even if the path got shorter.
     last_arrival: [SimTime; 2],
@@ -307,6 +309,26 @@ pub(super) struct SessionRt {
     /// one-way latency then.
     established_at: SimTime,
     latency_up: SimDuration,
+    /// Times the session went down from Established (a session that did so more than once
+    /// flapped; reports warn about it).
+    pub(super) downs: u32,
+    rare: Option<Box<RareTimers>>,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<SessionRt>() == 64,
+    "a session's runtime state is one cache line"
+);
+
+/// The timers of a session that most sessions never arm: MRAI (0 in BIRD), the hold
+/// timer's log line and BIRD's error wait. Their rest state is [`AT_REST`].
+#[derive(Clone, Debug)]
+pub(super) struct RareTimers {
+    mrai_until: [SimTime; 2],
+    mrai_armed: [bool; 2],
+    /// Per side, for announcements held by MRAI: what the peer currently has, per prefix and
+    /// path.
+    held: [BTreeMap<(PrefixId, PathId), Option<Attrs>>; 2],
     /// What the running detection counts from: the last message heard from the silent side,
     /// and the (jittered) hold time armed then; for the log line.
     last_heard: SimTime,
@@ -315,9 +337,49 @@ pub(super) struct SessionRt {
     error_until: SimTime,
     startup_delay: SimDuration,
     last_error: Option<SimTime>,
-    /// Times the session went down from Established (a session that did so more than once
-    /// flapped; reports warn about it).
-    pub(super) downs: u32,
+}
+
+/// Nothing armed, held or waited for: what a session that never wrote a rare timer reads,
+/// and what one is made as.
+static AT_REST: RareTimers = RareTimers {
+    mrai_until: [SimTime::ZERO; 2],
+    mrai_armed: [false; 2],
+    held: [BTreeMap::new(), BTreeMap::new()],
+    last_heard: SimTime::ZERO,
+    hold_armed: SimDuration::ZERO,
+    error_until: SimTime::ZERO,
+    startup_delay: SimDuration::ZERO,
+    last_error: None,
+};
+
+impl Default for RareTimers {
+    fn default() -> Self {
+        AT_REST.clone()
+    }
+}
+
+impl SessionRt {
+    /// The session's rare timers, at rest if it never wrote one.
+    fn rare(&self) -> &RareTimers {
+        self.rare.as_deref().unwrap_or(&AT_REST)
+    }
+
+    /// The session's rare timers, to write (made at rest on the first write).
+    fn rare_mut(&mut self) -> &mut RareTimers {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
+    /// Per side, the announcements MRAI holds ([`RareTimers::held`]).
+    fn held(&self, side: usize) -> &BTreeMap<(PrefixId, PathId), Option<Attrs>> {
+        &self.rare().held[side]
+    }
+
+    /// Forgets what MRAI holds of `(p, path)` on side `side`, if anything.
+    fn unhold(&mut self, side: usize, key: &(PrefixId, PathId)) {
+        if let Some(rare) = &mut self.rare {
+            rare.held[side].remove(key);
+        }
+    }
 }
 
 const VISIT_EBGP: u8 = 1;
@@ -491,7 +553,7 @@ impl BgpEngine {
         if self.sessions[x.index()].b.is_some() {
             delay = delay.min(self.timer(cd));
         }
-        now.max(self.srt[x.index()].error_until) + delay
+        now.max(self.srt[x.index()].rare().error_until) + delay
     }
 
     /// Calico nodes give every route they send over iBGP this LOCAL_PREF (Calico v3.32+,
@@ -775,7 +837,7 @@ impl BgpEngine {
             let has_path = sess.latency.is_some();
             let single_hop = sess.link.is_some();
             let fixable = matches!(
-                sess.reason,
+                sess.reason.as_deref(),
                 Some(IdleReason::LinkDown | IdleReason::NoUnderlayPath)
             );
             match (sess.state, single_hop, has_path) {

@@ -1,9 +1,12 @@
 //! Looking ahead: the simulator shows the engine the event it will hand it next, and the
 //! engine asks the CPU to bring in the per-session state that event will need, so that the
 //! cache misses on it overlap with the work on the current event instead of stalling the
-//! next one. A full mesh of 1,000 nodes has half a million sessions (about 180 MB of
-//! `Session` and `SessionRt`), each met at random when it comes up and when its two full
-//! tables are delivered and processed; those misses were about a sixth of `podnet check`.
+//! next one. A full mesh of 1,000 nodes has half a million sessions, each met at random
+//! when it comes up and when its two full tables are delivered and processed; those misses
+//! were about a sixth of `podnet check`. What every such event reads of a session is one
+//! cache line of `SessionRt` and the first of `Session` (their layouts say so), so those
+//! two lines are what is fetched. Within a message, `receive.rs` asks for the lines of
+//! the announcements a few routes ahead the same way (`prefetch_line`, `prefetch_all`).
 //!
 //! Invariant: nothing here reads or changes any state that matters; a prefetch is a hint
 //! the CPU may ignore, and it cannot fault.
@@ -16,8 +19,7 @@ impl BgpEngine {
     /// Prefetches what `event` will read first when it is handled.
     pub fn prefetch(&self, event: &BgpEvent) {
         match *event {
-            // A session coming up reads and writes much of both records.
-            BgpEvent::SessionEstablished { session, .. } => self.prefetch_session(session, true),
+            BgpEvent::SessionEstablished { session, .. } => self.prefetch_session(session),
             BgpEvent::Deliver { batch } => {
                 if let Some(Some(deliveries)) = self.in_flight.items.get(batch.0 as usize) {
                     self.prefetch_deliveries(deliveries.iter());
@@ -38,30 +40,25 @@ impl BgpEngine {
     }
 
     /// The sessions of the first few deliveries (a session's two full tables travel
-    /// together, so consecutive ones often share it): only the lines of their epoch and
-    /// state checks, the little of them delivering and processing reads.
+    /// together, so consecutive ones often share it).
     fn prefetch_deliveries<'a>(&self, deliveries: impl Iterator<Item = &'a Delivery>) {
         let mut last = None;
         for d in deliveries.take(4) {
             let x = d.update.session;
             if last != Some(x) {
-                self.prefetch_session(x, false);
+                self.prefetch_session(x);
                 last = Some(x);
             }
         }
     }
 
-    fn prefetch_session(&self, x: SessionId, whole: bool) {
+    /// The line of `x`'s runtime state and the first line of its `Session`.
+    fn prefetch_session(&self, x: SessionId) {
         let (Some(r), Some(s)) = (self.srt.get(x.index()), self.sessions.get(x.index())) else {
             return;
         };
-        if whole {
-            prefetch_all(r);
-            prefetch_all(s);
-        } else {
-            prefetch_line(&r.epoch);
-            prefetch_line(&s.state);
-        }
+        prefetch_line(r);
+        prefetch_line(s);
     }
 }
 

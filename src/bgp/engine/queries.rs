@@ -44,7 +44,7 @@ impl BgpEngine {
     pub fn sessions(&self) -> impl Iterator<Item = &Session> {
         self.sessions
             .iter()
-            .filter(|s| !s.reason.as_ref().is_some_and(IdleReason::is_gone))
+            .filter(|s| !s.reason.as_deref().is_some_and(IdleReason::is_gone))
     }
 
     /// How many times session `id` went down after being Established.

@@ -447,7 +447,7 @@ impl BgpEngine {
                 target: *t,
                 // Nothing held by MRAI.
                 plain: self.link_mrai(&t.link) == SimDuration::ZERO
-                    && r.held[t.link.side()].is_empty(),
+                    && r.held(t.link.side()).is_empty(),
                 latency: self.sessions[x.index()].latency.unwrap_or_default(),
             });
         }
@@ -549,29 +549,31 @@ impl BgpEngine {
     ) -> Option<(SimTime, BgpEvent)> {
         let mrai = self.mrai(x);
         let r = &mut self.srt[x.index()];
-        let peer_view = match r.held[side].get(&p) {
+        let peer_view = match r.held(side).get(&p) {
             Some(v) => v.clone(),
             None => e_old,
         };
         if same_attrs(&peer_view, &e_new) {
-            r.held[side].remove(&p);
+            r.unhold(side, &p);
             return None;
         }
-        let hold = mrai > SimDuration::ZERO && e_new.is_some() && now < r.mrai_until[side];
+        let hold = mrai > SimDuration::ZERO && e_new.is_some() && now < r.rare().mrai_until[side];
         if hold {
+            let epoch = r.epoch;
+            let r = r.rare_mut();
             r.held[side].insert(p, peer_view);
             if !r.mrai_armed[side] {
                 r.mrai_armed[side] = true;
                 let timer = BgpEvent::MraiExpired {
                     session: x,
                     side: side as u8,
-                    epoch: r.epoch,
+                    epoch,
                 };
                 return Some((r.mrai_until[side], timer));
             }
             return None;
         }
-        r.held[side].remove(&p);
+        r.unhold(side, &p);
         match e_new {
             Some(a) => batch.announced.push((p.0, p.1, a)),
             None => batch.withdrawn.push(p),
@@ -591,8 +593,9 @@ impl BgpEngine {
         if r.epoch != epoch || side > 1 {
             return;
         }
-        r.mrai_armed[side] = false;
-        let held = std::mem::take(&mut r.held[side]);
+        let rare = r.rare_mut();
+        rare.mrai_armed[side] = false;
+        let held = std::mem::take(&mut rare.held[side]);
         let sess = &self.sessions[x.index()];
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };
@@ -770,7 +773,7 @@ impl BgpEngine {
         let (x, side, to, mrai) = (link.x, link.side(), link.to, self.link_mrai(link));
         let r = &mut self.srt[x.index()];
         if mrai > SimDuration::ZERO && !body.announced.is_empty() {
-            r.mrai_until[side] = now + mrai;
+            r.rare_mut().mrai_until[side] = now + mrai;
         }
         let epoch = r.epoch;
         let arrival = (now + latency).max(r.last_arrival[side]);

@@ -79,7 +79,7 @@ impl BgpEngine {
             SessionState::Connect => self.set_idle(now, x, reason),
             SessionState::Idle => {
                 if sess.reason.as_ref().is_none_or(|r| !r.is_permanent()) {
-                    sess.reason = Some(reason);
+                    sess.reason = Some(Box::new(reason));
                 }
             }
             SessionState::Established => {}
@@ -93,15 +93,17 @@ impl BgpEngine {
         }
         let was_established = sess.state == SessionState::Established;
         sess.state = SessionState::Idle;
-        sess.reason = Some(reason);
+        sess.reason = Some(Box::new(reason));
         let r = &mut self.srt[x.index()];
         r.downs += u32::from(was_established);
         r.epoch += 1;
         r.detecting = None;
         r.idle_since = now;
-        r.held = Default::default();
-        r.mrai_armed = [false; 2];
         r.last_arrival = [SimTime::ZERO; 2];
+        if let Some(rare) = &mut r.rare {
+            rare.held = Default::default();
+            rare.mrai_armed = [false; 2];
+        }
     }
 
     /// Starts connecting `x` so that it is established at `at` plus one round trip, if both
@@ -124,7 +126,7 @@ impl BgpEngine {
         for end in [a, b] {
             if !self.rt[end.index()].up {
                 let speaker = self.name(end);
-                self.sessions[x.index()].reason = Some(IdleReason::PeerDown { speaker });
+                self.sessions[x.index()].reason = Some(Box::new(IdleReason::PeerDown { speaker }));
                 return;
             }
         }
@@ -134,7 +136,7 @@ impl BgpEngine {
             } else {
                 IdleReason::NoUnderlayPath
             };
-            self.sessions[x.index()].reason = Some(reason);
+            self.sessions[x.index()].reason = Some(Box::new(reason));
             return;
         };
         let sess = &mut self.sessions[x.index()];
@@ -168,7 +170,9 @@ impl BgpEngine {
         sess.reason = None;
         let latency = sess.latency.unwrap_or_default();
         let r = &mut self.srt[x.index()];
-        r.mrai_until = [SimTime::ZERO; 2];
+        if let Some(rare) = &mut r.rare {
+            rare.mrai_until = [SimTime::ZERO; 2];
+        }
         r.established_at = now;
         r.latency_up = latency;
         self.last_state_change = now;
@@ -252,7 +256,7 @@ impl BgpEngine {
         out: &mut Scheduled,
     ) {
         let at = if let Some(bfd) = self.settings.bfd {
-            let r = &mut self.srt[x.index()];
+            let r = self.srt[x.index()].rare_mut();
             r.last_heard = now;
             r.hold_armed = bfd.detection_time();
             now + bfd.detection_time()
@@ -279,7 +283,7 @@ impl BgpEngine {
                 }
             }
             let (at, heard, armed) = best.unwrap_or((now + hold, now, hold));
-            let r = &mut self.srt[x.index()];
+            let r = self.srt[x.index()].rare_mut();
             r.last_heard = heard;
             r.hold_armed = armed;
             at
@@ -320,7 +324,7 @@ impl BgpEngine {
             None if sess.latency.is_none() => IdleReason::NoUnderlayPath,
             None => return,
         };
-        let r = &self.srt[x.index()];
+        let r = self.srt[x.index()].rare();
         let what = if self.settings.bfd.is_some() {
             format!("BFD detected the failure after {}", r.hold_armed)
         } else {
@@ -417,7 +421,7 @@ impl BgpEngine {
     pub(super) fn next_retry(&mut self, x: SessionId, now: SimTime) -> SimTime {
         let retry = self.timer(self.timers.connect_retry).as_nanos();
         let r = &self.srt[x.index()];
-        let since = r.idle_since.max(r.error_until);
+        let since = r.idle_since.max(r.rare().error_until);
         if retry == 0 || now < since {
             return now.max(since);
         }
@@ -434,7 +438,7 @@ impl BgpEngine {
         if min == SimDuration::ZERO {
             return;
         }
-        let r = &self.srt[x.index()];
+        let r = self.srt[x.index()].rare();
         let recent = r.last_error.is_some_and(|t| now - t < Timers::ERROR_FORGET);
         let delay = if recent && r.startup_delay > SimDuration::ZERO {
             r.startup_delay.saturating_mul(2).min(max)
@@ -442,7 +446,7 @@ impl BgpEngine {
             min
         };
         let armed = self.timer(delay);
-        let r = &mut self.srt[x.index()];
+        let r = self.srt[x.index()].rare_mut();
         r.startup_delay = delay;
         r.last_error = Some(now);
         r.error_until = now + armed;
