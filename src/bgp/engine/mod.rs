@@ -622,7 +622,13 @@ impl BgpEngine {
                 }
             }
             BgpEvent::ProcessMany { batch } => {
-                for m in self.finishing.take(batch).unwrap_or_default() {
+                // Hundreds of receivers finish one message together, each met once: their
+                // lines are asked for a few receivers ahead (`prefetch.rs`).
+                let mut group = self.finishing.take(batch).unwrap_or_default().into_iter();
+                while let Some(m) = group.next() {
+                    if let Some(ahead) = group.as_slice().get(prefetch::RECEIVERS_AHEAD - 1) {
+                        self.prefetch_receiver(ahead);
+                    }
                     self.on_process_next(now, m, &mut out);
                 }
             }
