@@ -84,65 +84,70 @@ impl Tags {
 /// How many: with three reflectors a client meets a prefix in twelve ways (any of the three
 /// first, then any of the other two, then the last), so four kept one step in nine for the
 /// memo's hash table (8 million lookups in rr-5000, most of them cache misses); sixteen
-/// keep them all. A prefix's steps are scanned by a fingerprint of their start and source
-/// ([`fingerprint`]), sixteen in two lines, and only a step whose fingerprint matches is
-/// read and compared whole.
+/// keep them all. A step found moves one place forward, so the steps most clients take are
+/// in the first lines, which are the ones asked for ahead ([`PrefixSteps::prefetch`]).
 #[derive(Debug, Default)]
 pub(super) struct PrefixSteps {
     by_prefix: Vec<Ways>,
 }
 
-/// How many steps are kept per prefix, the latest first.
+/// How many steps are kept per prefix.
 const WAYS: usize = 16;
 
-/// The steps kept at one prefix: the fingerprints first (two cache lines, what a lookup
-/// scans), then the steps, each at the position of its fingerprint. A way never taken has
-/// no step (its fingerprint, 0, matches nothing then).
+/// How many of a prefix's first steps [`PrefixSteps::prefetch`] asks for: two lines.
+const FIRST_WAYS: usize = 4;
+
+/// The steps kept at one prefix: the steps (what a lookup reads), then the attributes each
+/// set (only held, so their address is not reused while a step names it).
 #[derive(Debug, Default)]
 #[repr(C, align(64))]
 struct Ways {
-    keys: [u64; WAYS],
     kept: [Option<Kept>; WAYS],
+    attrs: [Option<Attrs>; WAYS],
 }
 
-/// A step kept by [`PrefixSteps`]: where it led, with the attributes it set.
-#[derive(Clone, Debug)]
+/// A step kept by [`PrefixSteps`] and where it led: half a cache line.
+#[derive(Clone, Copy, Debug)]
 struct Kept {
     step: Step,
     to: StateId,
     outcome: Outcome,
-    _attrs: Option<Attrs>,
 }
 
-/// What [`PrefixSteps`] scans for: a step's start and source in one word (equal steps, equal
-/// fingerprints; the step itself is then compared).
-fn fingerprint(step: &Step) -> u64 {
-    (u64::from(step.from.0) << 32) | u64::from(step.tag ^ (u32::from(step.path.0) << 16))
-}
+const _: () = assert!(
+    std::mem::size_of::<Option<Kept>>() == 32,
+    "two kept steps a cache line"
+);
 
 impl PrefixSteps {
-    /// Where `step` at `p` led, if it is one of the last taken there.
-    pub(super) fn get(&self, p: PrefixId, step: &Step) -> Option<(StateId, Outcome)> {
-        let ways = self.by_prefix.get(p.index())?;
-        let key = fingerprint(step);
-        let kept = ways
-            .keys
+    /// Where `step` at `p` led, if it is one of the last taken there (it then moves one
+    /// place forward).
+    pub(super) fn get(&mut self, p: PrefixId, step: &Step) -> Option<(StateId, Outcome)> {
+        let ways = self.by_prefix.get_mut(p.index())?;
+        let i = ways
+            .kept
             .iter()
-            .zip(&ways.kept)
-            .filter(|(k, _)| **k == key)
-            .find_map(|(_, kept)| kept.as_ref().filter(|k| k.step == *step))?;
+            .map_while(Option::as_ref)
+            .position(|k| k.step == *step)?;
+        let kept = ways.kept[i].expect("found");
+        if i > 0 {
+            ways.kept.swap(i, i - 1);
+            ways.attrs.swap(i, i - 1);
+        }
         Some((kept.to, kept.outcome))
     }
 
-    /// Asks for the lines of the fingerprints kept at `p` (`prefetch.rs`).
+    /// Asks for the lines of the first steps kept at `p` (`prefetch.rs`).
     pub(super) fn prefetch(&self, p: PrefixId) {
         if let Some(ways) = self.by_prefix.get(p.index()) {
-            super::prefetch::prefetch_all(&ways.keys);
+            if let Some(first) = ways.kept.first_chunk::<FIRST_WAYS>() {
+                super::prefetch::prefetch_all(first);
+            }
         }
     }
 
-    /// Keeps `step` at `p` (taken with `attrs`) and where it led, forgetting the oldest of
-    /// the prefix's steps if every way is taken.
+    /// Keeps `step` at `p` (taken with `attrs`) and where it led, first, forgetting the
+    /// last of the prefix's steps if every way is taken.
     pub(super) fn put(
         &mut self,
         p: PrefixId,
@@ -155,15 +160,10 @@ impl PrefixSteps {
             self.by_prefix.resize_with(p.index() + 1, Default::default);
         }
         let ways = &mut self.by_prefix[p.index()];
-        ways.keys.rotate_right(1);
         ways.kept.rotate_right(1);
-        ways.keys[0] = fingerprint(&step);
-        ways.kept[0] = Some(Kept {
-            step,
-            to,
-            outcome,
-            _attrs: attrs,
-        });
+        ways.attrs.rotate_right(1);
+        ways.kept[0] = Some(Kept { step, to, outcome });
+        ways.attrs[0] = attrs;
     }
 
     /// Forgets every step (state ids are about to be renumbered).
@@ -505,15 +505,6 @@ mod tests {
         for other in [step(2, &twin), removal, class, tag, path] {
             assert_eq!(steps.get(p, &other), None, "{other:?}");
         }
-        // A step whose fingerprint is 0 (from the empty state, tag 0, path 0) is not found
-        // in a way never taken, whose fingerprint is 0 too.
-        let zero = Step {
-            from: StateId(0),
-            tag: 0,
-            ..step(2, &a)
-        };
-        assert_eq!(fingerprint(&zero), 0);
-        assert_eq!(steps.get(p, &zero), None, "an empty way");
         steps.clear();
         assert_eq!(steps.get(p, &step(2, &a)), None, "cleared");
     }
@@ -541,6 +532,35 @@ mod tests {
         assert_eq!(steps.get(p, &step(10, &a)), None, "oldest gone");
         assert_eq!(steps.get(p, &step(500, &a)), Some((StateId(7), DECIDED)));
         assert_eq!(steps.get(p, &step(11, &a)), Some((StateId(111), DECIDED)));
+    }
+
+    /// A step found moves one place forward: one found at every turn stays while newer
+    /// steps push the others out.
+    #[test]
+    fn a_step_found_often_stays_kept() {
+        let mut steps = PrefixSteps::default();
+        let a = attrs();
+        let p = PrefixId(3);
+        for from in 0..WAYS as u32 {
+            steps.put(
+                p,
+                step(from, &a),
+                Some(a.clone()),
+                (StateId(from + 100), DECIDED),
+            );
+        }
+        // Start 0 was put first, so it is last: found WAYS - 1 times, it is first.
+        for _ in 1..WAYS {
+            assert_eq!(steps.get(p, &step(0, &a)), Some((StateId(100), DECIDED)));
+        }
+        // WAYS - 1 new steps push out every other old one, not it.
+        for from in 1000..1000 + WAYS as u32 - 1 {
+            steps.put(p, step(from, &a), Some(a.clone()), (StateId(7), DECIDED));
+        }
+        assert_eq!(steps.get(p, &step(0, &a)), Some((StateId(100), DECIDED)));
+        for from in 1..WAYS as u32 {
+            assert_eq!(steps.get(p, &step(from, &a)), None, "from {from}");
+        }
     }
 
     #[test]
