@@ -139,10 +139,10 @@ impl PrefixSteps {
 
     /// Asks for the lines of the first steps kept at `p` (`prefetch.rs`).
     pub(super) fn prefetch(&self, p: PrefixId) {
-        if let Some(ways) = self.by_prefix.get(p.index()) {
-            if let Some(first) = ways.kept.first_chunk::<FIRST_WAYS>() {
-                super::prefetch::prefetch_all(first);
-            }
+        if let Some(ways) = self.by_prefix.get(p.index())
+            && let Some(first) = ways.kept.first_chunk::<FIRST_WAYS>()
+        {
+            super::prefetch::prefetch_all(first);
         }
     }
 
