@@ -246,18 +246,38 @@ impl<T> Slots<T> {
 }
 
 /// Runtime state of a speaker.
+///
+/// A message finishing at a reflector's client reads and writes a few fields of its
+/// receiver, and a message finishes at thousands of clients at one instant, each met once:
+/// those fields are kept in the first three cache lines (`repr(C)`, aligned to a line; the
+/// assertions below hold the boundaries), which are what `prefetch.rs` asks for ahead, and
+/// the rest (session lists, originated prefixes, export caches) after them.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub(super) struct SpeakerRt {
+    // The first line: whether a message still applies, and what comes after it.
+    pub(super) incarnation: u32,
     pub(super) up: bool,
     pub(super) removed: bool,
-    pub(super) incarnation: u32,
+    processing: bool,
+    flush_scheduled: bool,
+    /// Messages waiting while the speaker processes another (which is in the event that
+    /// finishes it, [`InProcess`]).
+    inbox: VecDeque<Delivery>,
+    dirty: BTreeSet<PrefixId>,
+    // The second line: what applying a message counts.
+    pub(super) rib: Rib,
+    received: u64,
+    // The third line: how the speaker names sources in shared states (`shared.rs`).
+    pub(super) tags: shared::Tags,
+    sent: u64,
+    // The rest.
     /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
     pub(super) ebgp: Vec<SessionId>,
     pub(super) clients: Vec<SessionId>,
     pub(super) non_clients: Vec<SessionId>,
     /// Every session naming this speaker (including those to nobody).
     pub(super) all: Vec<SessionId>,
-    pub(super) rib: Rib,
     pub(super) originated: BTreeSet<PrefixId>,
     /// The nets of `originated` that come from IPAM (blocks, borrowed addresses), for
     /// Calico's export filter.
@@ -265,21 +285,20 @@ pub(super) struct SpeakerRt {
     /// The nets of `originated` that are static routes (Service CIDRs and /32s,
     /// `statics.rs`), sorted.
     statics: Vec<IpNet>,
-    /// Messages waiting while the speaker processes another (which is in the event that
-    /// finishes it, [`InProcess`]).
-    inbox: VecDeque<Delivery>,
-    processing: bool,
-    dirty: BTreeSet<PrefixId>,
-    flush_scheduled: bool,
-    sent: u64,
-    received: u64,
     /// Attributes exported per prefix, shared among sessions (`send.rs`).
     exports: send::ExportCache,
     /// Full-table views per prefix and export profile (`groups.rs`).
     table_views: groups::TableViews,
-    /// How the speaker names sources in shared states (`shared.rs`).
-    pub(super) tags: shared::Tags,
 }
+
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(SpeakerRt, dirty) + size_of::<BTreeSet<PrefixId>>() <= 64);
+    assert!(offset_of!(SpeakerRt, rib) == 64);
+    assert!(offset_of!(SpeakerRt, received) + size_of::<u64>() <= 128);
+    assert!(offset_of!(SpeakerRt, tags) == 128);
+    assert!(offset_of!(SpeakerRt, sent) + size_of::<u64>() <= 192);
+};
 
 /// Why a session is being timed out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

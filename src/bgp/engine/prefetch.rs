@@ -68,6 +68,17 @@ impl BgpEngine {
 pub(super) const RECEIVERS_AHEAD: usize = 2;
 
 impl BgpEngine {
+    /// Prefetches what delivering `d` reads: the session's epoch and the first line of the
+    /// receiver's runtime state (whether it is up and busy, its queue).
+    pub(super) fn prefetch_delivery(&self, d: &Delivery) {
+        if let Some(r) = self.srt.get(d.update.session.index()) {
+            prefetch_line(r);
+        }
+        if let Some(r) = self.rt.get(d.update.to.index()) {
+            prefetch_line(&r.incarnation);
+        }
+    }
+
     /// Prefetches what finishing `m` reads first: the session's lines, the fields of the
     /// receiver's runtime state that receiving reads (its incarnation and queue, how it
     /// names sources, its RIB's counters, what it has to send), its identity for the import
@@ -77,11 +88,10 @@ impl BgpEngine {
         self.prefetch_session(update.session);
         let s = m.speaker;
         if let Some(r) = self.rt.get(s.index()) {
+            // The three lines `SpeakerRt` keeps them in.
             prefetch_line(&r.incarnation);
-            prefetch_line(&r.inbox);
-            prefetch_line(&r.tags);
             prefetch_line(&r.rib);
-            prefetch_line(&r.dirty);
+            prefetch_line(&r.tags);
         }
         if let Some(me) = self.speakers.get(s.index()) {
             prefetch_line(&me.router_id);

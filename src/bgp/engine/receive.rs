@@ -7,7 +7,7 @@ use crate::bgp::policy::import_check;
 use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource};
 use crate::model::time::{SimDuration, SimTime};
 
-use super::prefetch::prefetch_line;
+use super::prefetch::{RECEIVERS_AHEAD, prefetch_line};
 use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, InProcess, Scheduled, Update};
 
 /// How many announcements ahead of the one being applied [`BgpEngine::prefetch_route`]
@@ -23,7 +23,13 @@ impl BgpEngine {
         };
         let mut finishing: Vec<(SimTime, Vec<InProcess>)> = Vec::new();
         let count = deliveries.len();
-        for (i, delivery) in deliveries.into_iter().enumerate() {
+        let mut deliveries = deliveries.into_iter();
+        let mut i = 0;
+        while let Some(delivery) = deliveries.next() {
+            if let Some(ahead) = deliveries.as_slice().get(RECEIVERS_AHEAD - 1) {
+                self.prefetch_delivery(ahead);
+            }
+            i += 1;
             let update = &delivery.update;
             if self.srt[update.session.index()].epoch != delivery.epoch {
                 continue;
@@ -47,8 +53,8 @@ impl BgpEngine {
             match finishing.iter_mut().find(|(t, _)| *t == at) {
                 Some((_, group)) => group.push(started),
                 None => {
-                    // Most arrivals finish together: room for all that are left.
-                    let mut group = Vec::with_capacity(count - i);
+                    // Most arrivals finish together: room for this one and all that are left.
+                    let mut group = Vec::with_capacity(count - i + 1);
                     group.push(started);
                     finishing.push((at, group));
                 }
