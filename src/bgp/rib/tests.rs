@@ -213,6 +213,33 @@ fn every_stored_advertisement_has_a_stamp_of_its_own() {
     assert_eq!(stamp(&rib, 5), None);
 }
 
+/// `may_originate` is `false` only for prefixes the speaker never originated: one bit per
+/// prefix id modulo 64, set by `note_local` and kept through a wipe (a superset costs a
+/// state read, a missing bit would lose the speaker's own route's export).
+#[test]
+fn a_rib_says_which_prefixes_it_may_originate() {
+    let mut rib = Rib::default();
+    assert!(
+        (0..200).all(|p| !rib.may_originate(PrefixId(p))),
+        "nothing yet"
+    );
+    rib.note_local(PrefixId(5));
+    rib.note_local(PrefixId(130));
+    for p in [5, 130] {
+        assert!(rib.may_originate(PrefixId(p)), "originated {p}");
+    }
+    // 69 and 2 share those bits (5 + 64, 130 - 128): maybe; every other id: no.
+    for p in [69, 2, 66] {
+        assert!(rib.may_originate(PrefixId(p)), "shares a bit: {p}");
+    }
+    let others = (0..300).filter(|p| p % 64 != 5 && p % 64 != 2);
+    for p in others {
+        assert!(!rib.may_originate(PrefixId(p)), "never originated {p}");
+    }
+    rib.clear();
+    assert!(rib.may_originate(PrefixId(5)), "kept through a wipe");
+}
+
 #[test]
 fn a_rib_keeps_advertisements_in_chunks_that_exist_only_where_something_was_advertised() {
     let mut rib = Rib::default();
