@@ -22,6 +22,7 @@
 //! Not here: sharing on the receiving side (`shared.rs`: interned states, replayed steps).
 
 use std::net::IpAddr;
+use std::ops::Range;
 use std::sync::Arc;
 
 use ipnet::IpNet;
@@ -32,6 +33,7 @@ use crate::bgp::policy::ExportSession;
 use crate::bgp::rib::{Advertised, Attrs, PathId, PrefixId, RouteSource};
 use crate::model::hash::FastMap;
 
+use super::prefetch::prefetch_line;
 use super::send::SourcedView;
 use super::{BgpEngine, UpdateBody};
 
@@ -433,7 +435,7 @@ impl TableBody {
             Some(own) => own,
             None => self.own.insert(self.matched_prefix()),
         };
-        own.extend_from_slice(&entries[start..i]);
+        copy_entries(own, entries, start..i);
     }
 
     /// Whether no path was added.
@@ -469,8 +471,26 @@ impl TableBody {
             return Vec::new();
         };
         let mut own = Vec::with_capacity(last.announced.len() + 1);
-        own.extend_from_slice(&last.announced[..self.matched]);
+        copy_entries(&mut own, &last.announced, 0..self.matched);
         own
+    }
+}
+
+/// How many entries ahead of the one [`copy_entries`] copies it asks for the attributes'
+/// line.
+const COPY_AHEAD: usize = 8;
+
+/// Appends `entries[range]` to `own`. Each copy counts one more holder of its attributes,
+/// an atomic write to their allocation, which a reflector's table has thousands of, far
+/// apart: a locked write waits for its line and keeps later reads from starting, so the
+/// misses would come one after another. Asking for the line of the entry [`COPY_AHEAD`]
+/// on (where the count usually is: it sits just before the attributes) overlaps them.
+fn copy_entries(own: &mut Vec<Announced>, entries: &[Announced], range: Range<usize>) {
+    for i in range {
+        if let Some((_, _, ahead)) = entries.get(i + COPY_AHEAD) {
+            prefetch_line(&**ahead);
+        }
+        own.push(entries[i].clone());
     }
 }
 
