@@ -22,6 +22,7 @@
 //! Not here: sharing on the receiving side (`shared.rs`: interned states, replayed steps).
 
 use std::net::IpAddr;
+use std::ops::Range;
 use std::sync::Arc;
 
 use ipnet::IpNet;
@@ -32,6 +33,7 @@ use crate::bgp::policy::ExportSession;
 use crate::bgp::rib::{Advertised, Attrs, PathId, PrefixId, RouteSource};
 use crate::model::hash::FastMap;
 
+use super::prefetch::prefetch_line;
 use super::send::SourcedView;
 use super::{BgpEngine, UpdateBody};
 
@@ -185,8 +187,10 @@ impl ExportProfile {
 /// It also keeps the last full table the speaker sent ([`TableBody`]): a full-mesh node
 /// sends every peer the same table (its own blocks), which then is one shared body rather
 /// than one per session; and a reflector's clients coming up while nothing it advertises
-/// changes are sent that body without a walk of the table ([`Built`]). Their receivers then
-/// apply it by the steps its earlier receivers took (`shared.rs`).
+/// changes are sent that body without a walk of the table ([`Built`]); while only a few
+/// prefixes changed, a client's table is the last one with those few computed again, the
+/// others' entries kept without their views being looked up ([`TableViews::base`]). Their
+/// receivers then apply it by the steps its earlier receivers took (`shared.rs`).
 #[derive(Clone, Debug, Default)]
 pub(super) struct TableViews {
     /// Inline, one view a row (most speakers send full tables to one profile), so a walk of
@@ -202,20 +206,52 @@ pub(super) struct TableViews {
 }
 
 /// What a full table was built from: the profile, the RIB's version (what was advertised,
-/// [`crate::bgp::rib::Rib::version`]), and the sessions its paths were learned on, which
-/// may not be sent it.
+/// [`crate::bgp::rib::Rib::version`]), and the sessions its paths may have been learned on,
+/// which may not be sent it.
 #[derive(Clone, Debug)]
 pub(super) struct Built {
     profile: ProfileId,
     version: u64,
-    /// Sorted.
+    /// Sorted; every session a path of the table was learned on, and possibly others (a
+    /// table built on the last one keeps that one's sessions, whether or not their paths
+    /// are still there): a session named here is only ever sent a table walked in full.
     learned_on: Vec<SessionId>,
 }
 
 impl Built {
-    pub(super) fn new(profile: ProfileId, version: u64, mut learned_on: Vec<SessionId>) -> Built {
-        learned_on.sort_unstable();
-        learned_on.dedup();
+    /// The RIB version the table was built at.
+    pub(super) fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// What a table of `profile` at RIB version `version` was built from; `learned_on`
+    /// holds the sessions its paths were learned on, and `on` (if the table was built on
+    /// the last one, [`TableViews::base`]) what that one's were.
+    pub(super) fn new(
+        profile: ProfileId,
+        version: u64,
+        mut learned_on: Vec<SessionId>,
+        on: Option<Built>,
+    ) -> Built {
+        let learned_on = match on {
+            // A few sessions added to a sorted list of thousands.
+            Some(Built {
+                learned_on: mut kept,
+                ..
+            }) => {
+                for y in learned_on {
+                    if let Err(i) = kept.binary_search(&y) {
+                        kept.insert(i, y);
+                    }
+                }
+                kept
+            }
+            None => {
+                learned_on.sort_unstable();
+                learned_on.dedup();
+                learned_on
+            }
+        };
         Built {
             profile,
             version,
@@ -288,8 +324,25 @@ impl TableViews {
         TableBody {
             last: self.last_table.take(),
             matched: 0,
+            cursor: 0,
             own: None,
         }
+    }
+
+    /// What the last full table sent was built from, taken out, if a table of `profile`
+    /// for session `x` can be built on it: it was the whole table of `profile` and none of
+    /// its paths was learned on `x`. The table is then that one with the prefixes
+    /// advertised since its version (stamps above it) computed again, the others' entries
+    /// kept ([`TableBody::keep`]), and those no longer advertised left out: a reflector
+    /// whose table grew by a few prefixes since its last client came up computes those
+    /// few. Call before [`TableViews::start_table`]; the table built is sent with
+    /// [`TableViews::sent_table`] (or the base is dropped).
+    pub(super) fn base(&mut self, profile: ProfileId, x: SessionId) -> Option<Built> {
+        let built = self.last_built.as_ref()?;
+        let usable = self.last_table.is_some()
+            && built.profile == profile
+            && built.learned_on.binary_search(&x).is_err();
+        if usable { self.last_built.take() } else { None }
     }
 
     /// Keeps `body` as the last full table sent, and what it was built from if it is the
@@ -329,6 +382,8 @@ pub(super) struct TableBody {
     /// How many leading entries of `last.announced` the table has matched, while `own` is
     /// `None`.
     matched: usize,
+    /// Where [`TableBody::keep`] looks for the next prefix's entries in `last.announced`.
+    cursor: usize,
     /// The table's entries, once they differ from `last`'s (or there is no `last`).
     own: Option<Vec<Announced>>,
 }
@@ -350,6 +405,37 @@ impl TableBody {
         if let Some(own) = &mut self.own {
             own.push((p, path, attrs.clone()));
         }
+    }
+
+    /// Adds `p`'s entries of the last table again, with the sessions they were learned
+    /// on (`p`'s advertisement is the one that table was built from). Prefixes are given in
+    /// increasing order, as the table walks them; entries of the last table for prefixes
+    /// passed over are left out. While the table is still the last one, keeping entries
+    /// copies nothing.
+    pub(super) fn keep(&mut self, p: PrefixId) {
+        let Some(last) = &self.last else { return };
+        let entries = &last.announced;
+        let mut i = self.cursor;
+        while entries.get(i).is_some_and(|(q, _, _)| *q < p) {
+            i += 1;
+        }
+        let start = i;
+        while entries.get(i).is_some_and(|(q, _, _)| *q == p) {
+            i += 1;
+        }
+        self.cursor = i;
+        if start == i {
+            return;
+        }
+        if self.own.is_none() && start == self.matched {
+            self.matched = i;
+            return;
+        }
+        let own = match &mut self.own {
+            Some(own) => own,
+            None => self.own.insert(self.matched_prefix()),
+        };
+        copy_entries(own, entries, start..i);
     }
 
     /// Whether no path was added.
@@ -378,11 +464,33 @@ impl TableBody {
         })
     }
 
-    /// The entries of `last` matched so far.
+    /// The entries of `last` matched so far, with room for as many as `last` has (a new
+    /// table is mostly the last one).
     fn matched_prefix(&self) -> Vec<Announced> {
-        self.last
-            .as_ref()
-            .map_or_else(Vec::new, |l| l.announced[..self.matched].to_vec())
+        let Some(last) = &self.last else {
+            return Vec::new();
+        };
+        let mut own = Vec::with_capacity(last.announced.len() + 1);
+        copy_entries(&mut own, &last.announced, 0..self.matched);
+        own
+    }
+}
+
+/// How many entries ahead of the one [`copy_entries`] copies it asks for the attributes'
+/// line.
+const COPY_AHEAD: usize = 8;
+
+/// Appends `entries[range]` to `own`. Each copy counts one more holder of its attributes,
+/// an atomic write to their allocation, which a reflector's table has thousands of, far
+/// apart: a locked write waits for its line and keeps later reads from starting, so the
+/// misses would come one after another. Asking for the line of the entry [`COPY_AHEAD`]
+/// on (where the count usually is: it sits just before the attributes) overlaps them.
+fn copy_entries(own: &mut Vec<Announced>, entries: &[Announced], range: Range<usize>) {
+    for i in range {
+        if let Some((_, _, ahead)) = entries.get(i + COPY_AHEAD) {
+            prefetch_line(&**ahead);
+        }
+        own.push(entries[i].clone());
     }
 }
 
@@ -495,6 +603,113 @@ mod tests {
         }
     }
 
+    /// What a table does with one prefix, in increasing prefix order: nothing (not
+    /// advertised), its entries of the last table again, or entries of its own.
+    #[derive(Clone, Debug)]
+    enum Step {
+        Skip,
+        Keep,
+        Push(Vec<(u16, usize)>),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            Just(Step::Skip),
+            Just(Step::Keep),
+            proptest::collection::vec((0u16..2, 0usize..4), 0..3).prop_map(Step::Push),
+        ]
+    }
+
+    proptest! {
+        /// A table built on the last one (entries kept by prefix, others pushed) is exactly
+        /// the entries the simple walk would push — the last table's entries of each kept
+        /// prefix, in order — and is the last body itself exactly when that is identical.
+        #[test]
+        fn a_table_built_on_the_last_is_the_table_walked_in_full(
+            last in proptest::collection::vec(entry(), 0..8),
+            steps in proptest::collection::vec(step(), 0..5),
+            end_of_rib in any::<bool>(),
+        ) {
+            let pool = pool();
+            // A full table lists its prefixes in order.
+            let mut last = entries(&pool, &last);
+            last.sort_by_key(|(p, i, _)| (*p, *i));
+            last.dedup_by_key(|(p, i, _)| (*p, *i));
+            let last = Arc::new(UpdateBody {
+                withdrawn: Vec::new(),
+                announced: last,
+                end_of_rib: true,
+            });
+            let mut views = TableViews {
+                last_table: Some(last.clone()),
+                ..TableViews::default()
+            };
+            let mut body = views.start_table();
+            let mut want: Vec<Announced> = Vec::new();
+            for (p, step) in steps.iter().enumerate() {
+                let p = PrefixId(p as u32);
+                match step {
+                    Step::Skip => {}
+                    Step::Keep => {
+                        want.extend(last.announced.iter().filter(|(q, _, _)| *q == p).cloned());
+                        body.keep(p);
+                    }
+                    Step::Push(paths) => {
+                        let mut paths = paths.clone();
+                        paths.sort_unstable();
+                        paths.dedup_by_key(|(i, _)| *i);
+                        for (i, a) in paths {
+                            want.push((p, PathId(i), pool[a].clone()));
+                            body.push(p, PathId(i), &pool[a]);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(body.is_empty(), want.is_empty());
+            let got = body.finish(end_of_rib);
+            prop_assert!(identical(&got.announced, &want));
+            prop_assert_eq!(got.end_of_rib, end_of_rib);
+            let reusable = identical(&last.announced, &want) && end_of_rib;
+            prop_assert_eq!(Arc::ptr_eq(&last, &got), reusable);
+        }
+    }
+
+    /// A table is built on the last one only for its profile, when the last was the whole
+    /// table and none of its paths was learned on the session; the sessions of a table
+    /// built on another are those of both.
+    #[test]
+    fn a_table_is_built_on_the_last_only_where_that_was_the_whole_table() {
+        let pool = pool();
+        let mut views = TableViews::default();
+        let mut body = views.start_table();
+        body.push(PrefixId(7), PathId(0), &pool[2]);
+        let body = body.finish(true);
+        let built = Built::new(ProfileId(0), 5, vec![SessionId(9), SessionId(3)], None);
+        views.sent_table(&body, Some(built));
+        assert!(
+            views.base(ProfileId(1), SessionId(4)).is_none(),
+            "other profile"
+        );
+        assert!(
+            views.base(ProfileId(0), SessionId(9)).is_none(),
+            "9's paths"
+        );
+        let base = views
+            .base(ProfileId(0), SessionId(4))
+            .expect("the whole table");
+        assert_eq!(base.version(), 5);
+        assert!(views.base(ProfileId(0), SessionId(4)).is_none(), "taken");
+        let built = Built::new(
+            ProfileId(0),
+            8,
+            vec![SessionId(5), SessionId(3)],
+            Some(base),
+        );
+        assert_eq!(built.learned_on, [SessionId(3), SessionId(5), SessionId(9)]);
+        views.sent_table(&body, None);
+        assert!(views.base(ProfileId(0), SessionId(4)).is_none(), "a part");
+    }
+
     /// A view is computed once per prefix and profile while the advertisement (its stamp)
     /// stays the same, again when it changes, even to equal attributes; the rows of own
     /// prefixes and those indexed by prefix are apart, and each keeps any number of
@@ -568,7 +783,7 @@ mod tests {
         body.push(PrefixId(7), PathId(0), &pool[2]);
         let body = body.finish(true);
         let learned_on = vec![SessionId(9), SessionId(3), SessionId(9)];
-        views.sent_table(&body, Some(Built::new(profile(64512), 5, learned_on)));
+        views.sent_table(&body, Some(Built::new(profile(64512), 5, learned_on, None)));
         let again = views.unchanged_table(profile(64512), 5, SessionId(4));
         assert!(again.is_some_and(|b| Arc::ptr_eq(b, &body)));
         assert!(

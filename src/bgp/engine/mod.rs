@@ -196,14 +196,25 @@ struct InProcess {
 struct Arrivals {
     groups: Vec<(SimTime, Vec<Delivery>)>,
     by_time: HashMap<SimTime, usize>,
+    /// The group the last message went to: a reflector's flush sends to its clients in
+    /// session order, and neighbouring clients (one rack) are as far away, so most messages
+    /// arrive when the one before did and skip the map.
+    last: usize,
 }
 
 impl Arrivals {
     fn add(&mut self, at: SimTime, delivery: Delivery) {
+        if let Some((t, group)) = self.groups.get_mut(self.last)
+            && *t == at
+        {
+            group.push(delivery);
+            return;
+        }
         let i = *self.by_time.entry(at).or_insert_with(|| {
             self.groups.push((at, Vec::new()));
             self.groups.len() - 1
         });
+        self.last = i;
         self.groups[i].1.push(delivery);
     }
 }
