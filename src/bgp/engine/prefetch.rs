@@ -52,8 +52,10 @@ impl BgpEngine {
         }
     }
 
-    /// The line of `x`'s runtime state and the first line of its `Session`.
-    fn prefetch_session(&self, x: SessionId) {
+    /// The line of `x`'s runtime state and the first line of its `Session` (what an event
+    /// of the session reads, and what a flush reads of a target: epoch, last arrival,
+    /// latency).
+    pub(super) fn prefetch_session(&self, x: SessionId) {
         let (Some(r), Some(s)) = (self.srt.get(x.index()), self.sessions.get(x.index())) else {
             return;
         };

@@ -9,7 +9,6 @@ use crate::bgp::{SessionId, SpeakerId};
 use crate::model::time::SimDuration;
 
 use super::groups::{ExportProfiles, ProfileId};
-use super::prefetch::prefetch_line;
 use super::{BgpEngine, VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS};
 
 /// What a speaker's flushes read of its sessions, kept from one flush to the next rather
@@ -117,15 +116,6 @@ impl BgpEngine {
             side: side as u8,
             ebgp: sess.session_type == SessionType::Ebgp,
         })
-    }
-
-    /// Asks for the lines of session `x` a flush reads (`prefetch.rs`): its runtime state
-    /// (epoch, last arrival) and the first line of its `Session` (latency).
-    pub(super) fn prefetch_target(&self, x: SessionId) {
-        if let (Some(r), Some(sess)) = (self.srt.get(x.index()), self.sessions.get(x.index())) {
-            prefetch_line(r);
-            prefetch_line(sess);
-        }
     }
 
     /// The MRAI of a [`Link`]'s session ([`BgpEngine::mrai`]).
