@@ -642,8 +642,8 @@ struct AdvertisedSlot {
 }
 
 /// How many speakers share a line of the [`StateTable`]: sixteen four-byte ids, one
-/// 64-byte cache line.
-const LANES: usize = 16;
+/// 64-byte cache line. Speaker `s` is lane `s % LANES` of block `s / LANES`.
+pub const LANES: usize = 16;
 
 /// The state ids of [`LANES`] consecutive speakers for [`CHUNK`] consecutive prefixes.
 type Tile = Box<[[StateId; LANES]]>;
@@ -719,6 +719,30 @@ impl StateTable {
                     .map(move |(i, line)| (PrefixId((c * CHUNK + i) as u32), line[lane]))
             })
             .filter(|(_, id)| *id != EMPTY)
+    }
+
+    /// How many prefix ids the tiles cover: every id a speaker holds a state for is below.
+    pub fn prefix_bound(&self) -> usize {
+        self.tiles.iter().map(Vec::len).max().unwrap_or(0) * CHUNK
+    }
+
+    /// The state ids of block `block`'s speakers (speakers `block * LANES ..`, one lane
+    /// each) for prefixes `0..prefixes`, one line per prefix in id order; where no tile is,
+    /// a line of [`EMPTY`]. A pass over every speaker a block at a time reads each line
+    /// once, where [`StateTable::held`] for each speaker reads it [`LANES`] times.
+    pub fn lines(
+        &self,
+        block: usize,
+        prefixes: usize,
+    ) -> impl Iterator<Item = &[StateId; LANES]> + '_ {
+        const NONE: [StateId; LANES] = [EMPTY; LANES];
+        let tiles = self.tiles.get(block).map_or(&[][..], Vec::as_slice);
+        (0..prefixes).map(move |p| {
+            tiles
+                .get(p / CHUNK)
+                .and_then(Option::as_ref)
+                .map_or(&NONE, |t| &t[p % CHUNK])
+        })
     }
 
     /// Forgets everything `s` holds.

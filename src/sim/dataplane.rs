@@ -4,7 +4,8 @@
 //! topology, the pods with addresses (a host-network pod attached as its node), each node's own blocks (blackholes) and the routes the
 //! control plane installed (BGP's best routes, or Felix's routes with Calico's VXLAN backend)
 //! to [`crate::forwarding::Dataplane::builder`]. Routes common to every node go into one
-//! shared table, so a 5,000-node cluster does not hold 5,000 copies of it.
+//! shared table, so a 5,000-node cluster does not hold 5,000 copies of it; what differs per
+//! node is found from the engine's shared RIB states, without listing every node's routes.
 
 use std::net::IpAddr;
 
@@ -13,6 +14,7 @@ use ipnet::IpNet;
 use super::World;
 use super::addressing::Addressing;
 use crate::bgp::PrefixId;
+use crate::bgp::rib::either;
 use crate::forwarding::{Attachment, Dataplane, PodKey};
 use crate::model::topology::DeviceId;
 
@@ -68,11 +70,14 @@ pub fn build(world: &World) -> Dataplane {
         // Calico keeps learned Service routes out of a node's kernel (`/rejectcidrs`): only
         // routers forward by them (`forwarding::advertise`).
         let reject: Vec<IpNet> = world.control.bgp_inputs.services.all().collect();
+        let filtered =
+            |device: DeviceId| !reject.is_empty() && !topology.device(device).is_router();
+        let keeps = |device: DeviceId, p: &IpNet| {
+            !filtered(device) || !reject.iter().any(|r| r.contains(p))
+        };
         let learned = |device: DeviceId| {
             let mut routes = bgp.learned_next_hops(device);
-            if !reject.is_empty() && !topology.device(device).is_router() {
-                routes.retain(|(_, p, _)| !reject.iter().any(|r| r.contains(p)));
-            }
+            routes.retain(|(_, p, _)| keeps(device, p));
             routes
         };
         let speakers: Vec<DeviceId> = bgp
@@ -90,8 +95,35 @@ pub fn build(world: &World) -> Dataplane {
             .or_else(|| speakers.first().copied());
         let common = common_from.map(learned).unwrap_or_default();
         let table = builder.shared_table(common.iter().map(|(_, p, nh)| (*p, *nh)));
-        for &device in &speakers {
-            let (extra, missing) = difference(&common, &learned(device));
+        // Where a device's list may differ from the common one, found without listing it
+        // (`BgpEngine::learned_spread`): where the engine's reference list differs from the
+        // common one, and where the device's differs from the reference — as long as the
+        // device keeps the same Service routes out as the common one's.
+        let mut spread = bgp.learned_spread(&speakers);
+        let common_filtered = common_from.is_some_and(filtered);
+        if let Some(c) = common_from {
+            spread.reference.retain(|(_, p, _)| keeps(c, p));
+        }
+        let off_reference = differing_ids(&common, &spread.reference);
+        for (&device, differing) in speakers.iter().zip(spread.differing) {
+            let (extra, missing) = match (common_from, differing) {
+                (Some(c), Some(differing)) if filtered(device) == common_filtered => {
+                    // The two lists agree outside these prefixes: comparing them cut down
+                    // to these gives what comparing them whole would.
+                    let prefixes = either(&off_reference, &differing);
+                    let only = |d: DeviceId| -> Vec<Learned> {
+                        prefixes
+                            .iter()
+                            .filter_map(|&p| {
+                                let (net, hop) = bgp.learned_next_hop(d, p)?;
+                                keeps(d, &net).then_some((p, net, hop))
+                            })
+                            .collect()
+                    };
+                    difference(&only(c), &only(device))
+                }
+                _ => difference(&common, &learned(device)),
+            };
             builder.learned_difference(device, table, extra, missing);
         }
         // Fabric ECMP (`forwarding::ecmp`): the routers' equal-cost paths.
@@ -115,32 +147,55 @@ pub fn build(world: &World) -> Dataplane {
 /// milliseconds.
 fn difference(common: &[Learned], mine: &[Learned]) -> (Vec<(IpNet, IpAddr)>, Vec<IpNet>) {
     let (mut extra, mut missing) = (Vec::new(), Vec::new());
+    merge(common, mine, |c, m| match (c, m) {
+        (Some(c), Some(m)) if c.2 != m.2 => extra.push((m.1, m.2)),
+        (Some(_), Some(_)) => {}
+        (Some(c), None) => missing.push(c.1),
+        (None, Some(m)) => extra.push((m.1, m.2)),
+        (None, None) => unreachable!("`merge` calls with a route"),
+    });
+    (extra, missing)
+}
+
+/// The prefix ids where two lists in prefix-id order differ: one has a route the other
+/// lacks, or both have one with different next hops. Ascending.
+fn differing_ids(a: &[Learned], b: &[Learned]) -> Vec<PrefixId> {
+    let mut out = Vec::new();
+    merge(a, b, |x, y| {
+        let x_or_y = x.or(y).expect("`merge` calls with a route");
+        if x.map(|r| r.2) != y.map(|r| r.2) {
+            out.push(x_or_y.0);
+        }
+    });
+    out
+}
+
+/// Walks two lists in prefix-id order together, calling `f` once per prefix either has,
+/// in id order, with each list's route for it.
+fn merge(a: &[Learned], b: &[Learned], mut f: impl FnMut(Option<&Learned>, Option<&Learned>)) {
     let (mut i, mut j) = (0, 0);
-    while i < common.len() || j < mine.len() {
-        match (common.get(i), mine.get(j)) {
-            (Some(c), Some(m)) if c.0 == m.0 => {
-                if c.2 != m.2 {
-                    extra.push((m.1, m.2));
-                }
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x.0 == y.0 => {
+                f(Some(x), Some(y));
                 i += 1;
                 j += 1;
             }
-            (Some(c), Some(m)) if c.0 < m.0 => {
-                missing.push(c.1);
+            (Some(x), Some(y)) if x.0 < y.0 => {
+                f(Some(x), None);
                 i += 1;
             }
-            (Some(c), None) => {
-                missing.push(c.1);
+            (Some(x), None) => {
+                f(Some(x), None);
                 i += 1;
             }
-            (_, Some(m)) => {
-                extra.push((m.1, m.2));
+            (_, Some(y)) => {
+                f(None, Some(y));
                 j += 1;
             }
             (None, None) => unreachable!("the loop condition"),
         }
     }
-    (extra, missing)
 }
 
 /// A learned route as the BGP engine lists it: prefix id, prefix, next hop.
@@ -171,5 +226,16 @@ mod tests {
         );
         assert_eq!(missing, nets(&[1, 6]));
         assert_eq!(difference(&common, &common), (Vec::new(), Vec::new()));
+    }
+
+    #[test]
+    fn differing_ids_are_the_prefixes_either_list_has_otherwise() {
+        let a = [route(1, 1), route(2, 1), route(4, 1), route(6, 1)];
+        let b = [route(0, 9), route(2, 1), route(4, 2), route(5, 1)];
+        let ids = |ids: &[u32]| -> Vec<PrefixId> { ids.iter().map(|i| PrefixId(*i)).collect() };
+        assert_eq!(differing_ids(&a, &b), ids(&[0, 1, 4, 5, 6]));
+        assert_eq!(differing_ids(&b, &a), ids(&[0, 1, 4, 5, 6]));
+        assert_eq!(differing_ids(&a, &a), ids(&[]));
+        assert_eq!(differing_ids(&[], &a), ids(&[1, 2, 4, 6]));
     }
 }

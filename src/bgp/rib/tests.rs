@@ -174,6 +174,40 @@ fn the_state_table_keeps_each_speaker_apart_and_allocates_only_where_something_i
     assert_eq!(live, [8, 5]);
 }
 
+proptest::proptest! {
+    /// Reading the table a block at a time ([`StateTable::lines`]) gives every speaker
+    /// what [`StateTable::held`] gives it, for any sets and clears.
+    #[test]
+    fn block_lines_give_each_speaker_what_it_holds(
+        ops in proptest::collection::vec((0u32..40, 0u32..700, 0u32..4, proptest::bool::weighted(0.05)), 0..200),
+        extra in 0usize..300,
+    ) {
+        use crate::bgp::SpeakerId;
+        let mut table = StateTable::default();
+        for (s, p, id, clear) in ops {
+            if clear {
+                table.clear(SpeakerId(s));
+            } else {
+                table.set(SpeakerId(s), PrefixId(p), StateId(id));
+            }
+        }
+        let bound = table.prefix_bound();
+        for s in 0..48u32 {
+            let held: Vec<(PrefixId, StateId)> = table.held(SpeakerId(s)).collect();
+            proptest::prop_assert!(held.iter().all(|(p, _)| p.index() < bound));
+            // Any bound at least the table's gives the same; lines past the tiles are empty.
+            let by_lines: Vec<(PrefixId, StateId)> = table
+                .lines(s as usize / LANES, bound + extra)
+                .enumerate()
+                .map(|(p, line)| (PrefixId(p as u32), line[s as usize % LANES]))
+                .filter(|(_, id)| *id != EMPTY)
+                .collect();
+            proptest::prop_assert_eq!(&by_lines, &held);
+            proptest::prop_assert_eq!(table.lines(s as usize / LANES, bound + extra).count(), bound + extra);
+        }
+    }
+}
+
 /// What a node advertises for its own block: its local route, exportable.
 fn local_advertised() -> Advertised {
     Advertised {

@@ -210,6 +210,46 @@ impl Net {
     }
 }
 
+/// What `BgpEngine::learned_spread` says of every speaker holds: outside the prefixes it
+/// names for a speaker, the speaker's learned routes are the reference's; it names none only
+/// for a restarting daemon's node (its kernel's routes).
+fn spread_holds(engine: &BgpEngine) -> Result<(), String> {
+    let devices: Vec<DeviceId> = engine.speakers().iter().map(|s| s.device).collect();
+    let spread = engine.learned_spread(&devices);
+    if spread.differing.len() != devices.len() {
+        return Err("one entry per device".to_string());
+    }
+    let outside = |list: Vec<(PrefixId, IpNet, IpAddr)>, differing: &[PrefixId]| {
+        list.into_iter()
+            .filter(|r| differing.binary_search(&r.0).is_err())
+            .collect::<Vec<_>>()
+    };
+    for (&d, differing) in devices.iter().zip(&spread.differing) {
+        let restarting = engine.restart.kernel(engine.by_device[&d]).is_some();
+        match differing {
+            None if restarting => {}
+            None => return Err(format!("{d:?} has no differing prefixes")),
+            Some(_) if restarting => return Err(format!("{d:?} restarts")),
+            Some(differing) => {
+                if !differing.is_sorted_by(|a, b| a < b) {
+                    return Err(format!("{d:?}'s prefixes not ascending"));
+                }
+                let mine = outside(engine.learned_next_hops(d), differing);
+                if mine != outside(spread.reference.clone(), differing) {
+                    return Err(format!("{d:?} differs from the reference elsewhere"));
+                }
+                for &p in differing {
+                    let one = engine.learned_next_hops(d).into_iter().find(|r| r.0 == p);
+                    if engine.learned_next_hop(d, p) != one.map(|r| (r.1, r.2)) {
+                        return Err(format!("{d:?}'s route for {p:?} alone"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn shape() -> impl Strategy<Value = Shape> {
     prop_oneof![
         (2usize..6).prop_map(Shape::Mesh),
@@ -262,6 +302,8 @@ fn same_as_reference(
                 "targets after step {}",
                 step
             );
+            spread_holds(&net.engine)
+                .map_err(|e| TestCaseError::fail(format!("{e} after step {step}")))?;
         }
         prop_assert_eq!(
             &shared.log,
