@@ -73,6 +73,7 @@ mod statics;
 mod targets;
 mod views;
 
+pub use queries::Spread;
 pub use views::{BestRoute, BgpLogEntry, BgpLogKind, LogOptions, RibEntry, RibRoute};
 
 /// A group of UPDATEs arriving at one instant, or of speakers finishing a message at one
