@@ -477,6 +477,7 @@ impl State {
 
 /// A state's index in [`States`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
 pub struct StateId(pub u32);
 
 /// The empty state: no candidate.
@@ -645,20 +646,19 @@ struct AdvertisedSlot {
 /// 64-byte cache line. Speaker `s` is lane `s % LANES` of block `s / LANES`.
 pub const LANES: usize = 16;
 
-/// The state ids of [`LANES`] consecutive speakers for [`CHUNK`] consecutive prefixes.
-type Tile = Box<[[StateId; LANES]]>;
-
 /// Every speaker's [`State`] per prefix: an id, four bytes (every Calico node learns nearly
 /// every prefix, so dense arrays indexed by the interned prefix id beat trees), laid out in
 /// tiles: speakers sixteen at a time, one 64-byte line per prefix holding their sixteen ids.
 /// A reflector's change reaches its clients in session order, which is speaker order, so
 /// consecutive clients applying the same prefix share one line rather than missing the cache
 /// once each; one speaker's prefixes are a line apart, and the next speaker's are on the
-/// same lines. Tiles exist only where one of their speakers holds something.
+/// same lines. Tiles exist only where one of their speakers holds something, and live in
+/// huge-page slabs ([`tiles`]).
 #[derive(Clone, Debug, Default)]
 pub struct StateTable {
-    /// By block of speakers, by chunk of prefixes.
-    tiles: Vec<Vec<Option<Tile>>>,
+    /// By block of speakers, by chunk of prefixes: which tile, if any.
+    blocks: Vec<Vec<Option<TileRef>>>,
+    tiles: Tiles,
 }
 
 impl StateTable {
@@ -666,53 +666,52 @@ impl StateTable {
         (s.index() / LANES, s.index() % LANES)
     }
 
+    /// The tile holding prefix chunk `chunk` of speaker block `block`, if there is one.
+    fn tile(&self, block: usize, chunk: usize) -> Option<&Tile> {
+        let t = (*self.blocks.get(block)?.get(chunk)?)?;
+        Some(self.tiles.get(t))
+    }
+
     pub fn get(&self, s: super::SpeakerId, p: PrefixId) -> StateId {
-        let (block, lane) = Self::lane(s);
-        self.tiles
-            .get(block)
-            .and_then(|b| b.get(p.index() / CHUNK))
-            .and_then(|t| t.as_ref())
-            .map_or(EMPTY, |t| t[p.index() % CHUNK][lane])
+        self.slot(s, p).copied().unwrap_or(EMPTY)
     }
 
     /// Where `s`'s state id for `p` is kept, if a tile holds it (for a prefetch).
     pub fn slot(&self, s: super::SpeakerId, p: PrefixId) -> Option<&StateId> {
         let (block, lane) = Self::lane(s);
-        let tile = self.tiles.get(block)?.get(p.index() / CHUNK)?.as_ref()?;
+        let tile = self.tile(block, p.index() / CHUNK)?;
         Some(&tile[p.index() % CHUNK][lane])
     }
 
     pub fn set(&mut self, s: super::SpeakerId, p: PrefixId, id: StateId) {
         let (block, lane) = Self::lane(s);
         let chunk = p.index() / CHUNK;
-        if let Some(Some(t)) = self.tiles.get_mut(block).and_then(|b| b.get_mut(chunk)) {
-            t[p.index() % CHUNK][lane] = id;
-            return;
-        }
-        if id == EMPTY {
-            return;
-        }
-        if block >= self.tiles.len() {
-            self.tiles.resize_with(block + 1, Vec::new);
-        }
-        let b = &mut self.tiles[block];
-        if chunk >= b.len() {
-            b.resize_with(chunk + 1, || None);
-        }
-        let mut tile = vec![[EMPTY; LANES]; CHUNK].into_boxed_slice();
-        tile[p.index() % CHUNK][lane] = id;
-        b[chunk] = Some(tile);
+        let t = match self.blocks.get(block).and_then(|b| b.get(chunk)) {
+            Some(Some(t)) => *t,
+            _ if id == EMPTY => return,
+            _ => {
+                if block >= self.blocks.len() {
+                    self.blocks.resize_with(block + 1, Vec::new);
+                }
+                let b = &mut self.blocks[block];
+                if chunk >= b.len() {
+                    b.resize_with(chunk + 1, || None);
+                }
+                *b[chunk].insert(self.tiles.add())
+            }
+        };
+        self.tiles.get_mut(t)[p.index() % CHUNK][lane] = id;
     }
 
     /// The prefixes `s` holds a candidate for, with their states, in id order.
     pub fn held(&self, s: super::SpeakerId) -> impl Iterator<Item = (PrefixId, StateId)> + '_ {
         let (block, lane) = Self::lane(s);
-        self.tiles
+        self.blocks
             .get(block)
             .into_iter()
             .flatten()
             .enumerate()
-            .filter_map(|(c, t)| Some((c, t.as_ref()?)))
+            .filter_map(|(c, t)| Some((c, self.tiles.get((*t)?))))
             .flat_map(move |(c, t)| {
                 t.iter()
                     .enumerate()
@@ -723,7 +722,7 @@ impl StateTable {
 
     /// How many prefix ids the tiles cover: every id a speaker holds a state for is below.
     pub fn prefix_bound(&self) -> usize {
-        self.tiles.iter().map(Vec::len).max().unwrap_or(0) * CHUNK
+        self.blocks.iter().map(Vec::len).max().unwrap_or(0) * CHUNK
     }
 
     /// The state ids of block `block`'s speakers (speakers `block * LANES ..`, one lane
@@ -736,32 +735,24 @@ impl StateTable {
         prefixes: usize,
     ) -> impl Iterator<Item = &[StateId; LANES]> + '_ {
         const NONE: [StateId; LANES] = [EMPTY; LANES];
-        let tiles = self.tiles.get(block).map_or(&[][..], Vec::as_slice);
-        (0..prefixes).map(move |p| {
-            tiles
-                .get(p / CHUNK)
-                .and_then(Option::as_ref)
-                .map_or(&NONE, |t| &t[p % CHUNK])
-        })
+        (0..prefixes).map(move |p| self.tile(block, p / CHUNK).map_or(&NONE, |t| &t[p % CHUNK]))
     }
 
     /// Forgets everything `s` holds.
     pub fn clear(&mut self, s: super::SpeakerId) {
         let (block, lane) = Self::lane(s);
-        for t in self.tiles.get_mut(block).into_iter().flatten().flatten() {
-            for line in t.iter_mut() {
+        for &t in self.blocks.get(block).into_iter().flatten().flatten() {
+            for line in self.tiles.get_mut(t).iter_mut() {
                 line[lane] = EMPTY;
             }
         }
     }
 
-    /// Every slot, for [`States::collect`].
+    /// Every slot, block by block and chunk by chunk, for [`States::collect`].
     pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut StateId> + '_ {
-        self.tiles
-            .iter_mut()
-            .flatten()
-            .flatten()
-            .flat_map(|t| t.iter_mut().flatten())
+        let StateTable { blocks, tiles } = self;
+        let order: Vec<TileRef> = blocks.iter().flatten().flatten().copied().collect();
+        tiles.in_order_mut(order).flat_map(|t| t.iter_mut().flatten())
     }
 }
 
@@ -905,3 +896,6 @@ pub fn either(held: &[PrefixId], advertised: &[PrefixId]) -> Vec<PrefixId> {
 
 #[cfg(test)]
 mod tests;
+mod tiles;
+
+use tiles::{Tile, TileRef, Tiles};

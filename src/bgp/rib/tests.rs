@@ -144,7 +144,7 @@ fn the_state_table_keeps_each_speaker_apart_and_allocates_only_where_something_i
     let mut table = StateTable::default();
     // Nothing allocated for an empty state.
     table.set(SpeakerId(40), PrefixId(700), EMPTY);
-    assert!(table.tiles.is_empty());
+    assert!(table.blocks.is_empty());
     // Speakers 16 and 17 share a tile (block 1); 3 is in block 0.
     table.set(SpeakerId(16), PrefixId(3), StateId(5));
     table.set(SpeakerId(17), PrefixId(3), StateId(6));
