@@ -752,7 +752,9 @@ impl StateTable {
     pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut StateId> + '_ {
         let StateTable { blocks, tiles } = self;
         let order: Vec<TileRef> = blocks.iter().flatten().flatten().copied().collect();
-        tiles.in_order_mut(order).flat_map(|t| t.iter_mut().flatten())
+        tiles
+            .in_order_mut(order)
+            .flat_map(|t| t.iter_mut().flatten())
     }
 }
 

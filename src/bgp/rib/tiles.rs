@@ -31,7 +31,7 @@ const SLAB_BYTES: usize = 2 << 20;
 const PER_SLAB: usize = SLAB_BYTES / std::mem::size_of::<Tile>();
 
 const _: () = assert!(
-    PER_SLAB >= 1 && SLAB_BYTES % std::mem::size_of::<Tile>() == 0,
+    PER_SLAB >= 1 && SLAB_BYTES.is_multiple_of(std::mem::size_of::<Tile>()),
     "tiles fill a slab exactly"
 );
 
@@ -201,7 +201,10 @@ mod tests {
         let refs: Vec<TileRef> = (0..PER_SLAB * 2 + 3).map(|_| tiles.add()).collect();
         assert_eq!(tiles.slabs.len(), 3);
         for (i, &t) in refs.iter().enumerate() {
-            assert!(tiles.get(t).iter().flatten().all(|&id| id == EMPTY), "tile {i}");
+            assert!(
+                tiles.get(t).iter().flatten().all(|&id| id == EMPTY),
+                "tile {i}"
+            );
             tiles.get_mut(t)[i % super::super::CHUNK][i % super::super::LANES] =
                 StateId(i as u32 + 1);
         }
