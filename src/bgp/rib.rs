@@ -29,7 +29,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use ipnet::IpNet;
 use smallvec::SmallVec;
@@ -604,18 +603,17 @@ impl States {
     }
 
     /// Keeps only the states `held` names, renumbered in the order met, and rewrites them.
-    pub fn collect<'a>(&mut self, held: impl Iterator<Item = &'a mut AtomicU32>) {
+    pub fn collect<'a>(&mut self, held: impl Iterator<Item = &'a mut StateId>) {
         let mut renumbered = vec![u32::MAX; self.list.len()];
         renumbered[0] = 0;
         let mut kept = vec![State::default()];
         for id in held {
-            let id = id.get_mut();
-            let new = &mut renumbered[*id as usize];
+            let new = &mut renumbered[id.0 as usize];
             if *new == u32::MAX {
                 *new = kept.len() as u32;
-                kept.push(std::mem::take(&mut self.list[*id as usize]));
+                kept.push(std::mem::take(&mut self.list[id.0 as usize]));
             }
-            *id = *new;
+            *id = StateId(*new);
         }
         self.index = kept
             .iter()
@@ -675,43 +673,34 @@ impl StateTable {
     }
 
     pub fn get(&self, s: super::SpeakerId, p: PrefixId) -> StateId {
-        self.slot(s, p)
-            .map_or(EMPTY, |slot| StateId(slot.load(Ordering::Relaxed)))
+        self.slot(s, p).copied().unwrap_or(EMPTY)
     }
 
-    /// Where `s`'s state id for `p` is kept, if a tile holds it.
-    pub fn slot(&self, s: super::SpeakerId, p: PrefixId) -> Option<&AtomicU32> {
+    /// Where `s`'s state id for `p` is kept, if a tile holds it (for a prefetch).
+    pub fn slot(&self, s: super::SpeakerId, p: PrefixId) -> Option<&StateId> {
         let (block, lane) = Self::lane(s);
         let tile = self.tile(block, p.index() / CHUNK)?;
         Some(&tile[p.index() % CHUNK][lane])
     }
 
     pub fn set(&mut self, s: super::SpeakerId, p: PrefixId, id: StateId) {
-        if self.set_held(s, p, id) || id == EMPTY {
-            return;
-        }
         let (block, lane) = Self::lane(s);
         let chunk = p.index() / CHUNK;
-        if block >= self.blocks.len() {
-            self.blocks.resize_with(block + 1, Vec::new);
-        }
-        let b = &mut self.blocks[block];
-        if chunk >= b.len() {
-            b.resize_with(chunk + 1, || None);
-        }
-        let t = *b[chunk].get_or_insert_with(|| self.tiles.add());
-        *self.tiles.get_mut(t)[p.index() % CHUNK][lane].get_mut() = id.0;
-    }
-
-    /// Sets `s`'s state id for `p` where a tile already holds it, through a shared table:
-    /// speakers finishing messages on several cores each set their own. Whether it did
-    /// (otherwise [`StateTable::set`] makes the tile).
-    pub fn set_held(&self, s: super::SpeakerId, p: PrefixId, id: StateId) -> bool {
-        let slot = self.slot(s, p);
-        if let Some(slot) = slot {
-            slot.store(id.0, Ordering::Relaxed);
-        }
-        slot.is_some()
+        let t = match self.blocks.get(block).and_then(|b| b.get(chunk)) {
+            Some(Some(t)) => *t,
+            _ if id == EMPTY => return,
+            _ => {
+                if block >= self.blocks.len() {
+                    self.blocks.resize_with(block + 1, Vec::new);
+                }
+                let b = &mut self.blocks[block];
+                if chunk >= b.len() {
+                    b.resize_with(chunk + 1, || None);
+                }
+                *b[chunk].insert(self.tiles.add())
+            }
+        };
+        self.tiles.get_mut(t)[p.index() % CHUNK][lane] = id;
     }
 
     /// The prefixes `s` holds a candidate for, with their states, in id order.
@@ -724,10 +713,9 @@ impl StateTable {
             .enumerate()
             .filter_map(|(c, t)| Some((c, self.tiles.get((*t)?))))
             .flat_map(move |(c, t)| {
-                t.iter().enumerate().map(move |(i, line)| {
-                    let id = StateId(line[lane].load(Ordering::Relaxed));
-                    (PrefixId((c * CHUNK + i) as u32), id)
-                })
+                t.iter()
+                    .enumerate()
+                    .map(move |(i, line)| (PrefixId((c * CHUNK + i) as u32), line[lane]))
             })
             .filter(|(_, id)| *id != EMPTY)
     }
@@ -745,13 +733,9 @@ impl StateTable {
         &self,
         block: usize,
         prefixes: usize,
-    ) -> impl Iterator<Item = [StateId; LANES]> + '_ {
-        (0..prefixes).map(move |p| match self.tile(block, p / CHUNK) {
-            Some(t) => t[p % CHUNK]
-                .each_ref()
-                .map(|id| StateId(id.load(Ordering::Relaxed))),
-            None => [EMPTY; LANES],
-        })
+    ) -> impl Iterator<Item = &[StateId; LANES]> + '_ {
+        const NONE: [StateId; LANES] = [EMPTY; LANES];
+        (0..prefixes).map(move |p| self.tile(block, p / CHUNK).map_or(&NONE, |t| &t[p % CHUNK]))
     }
 
     /// Forgets everything `s` holds.
@@ -759,13 +743,13 @@ impl StateTable {
         let (block, lane) = Self::lane(s);
         for &t in self.blocks.get(block).into_iter().flatten().flatten() {
             for line in self.tiles.get_mut(t).iter_mut() {
-                *line[lane].get_mut() = EMPTY.0;
+                line[lane] = EMPTY;
             }
         }
     }
 
     /// Every slot, block by block and chunk by chunk, for [`States::collect`].
-    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut AtomicU32> + '_ {
+    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut StateId> + '_ {
         let StateTable { blocks, tiles } = self;
         let order: Vec<TileRef> = blocks.iter().flatten().flatten().copied().collect();
         tiles

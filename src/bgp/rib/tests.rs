@@ -168,8 +168,8 @@ fn the_state_table_keeps_each_speaker_apart_and_allocates_only_where_something_i
     assert_eq!(held(&table, 3), [(1, 8)]);
     let live: Vec<u32> = table
         .slots_mut()
-        .map(|id| *id.get_mut())
-        .filter(|&id| id != EMPTY.0)
+        .filter(|id| **id != EMPTY)
+        .map(|id| id.0)
         .collect();
     assert_eq!(live, [8, 5]);
 }

@@ -9,20 +9,20 @@
 //! instead of 25,000 (rr-5000 `check`: about 15 % less time; see the README).
 //!
 //! Invariants: a tile, once handed out, stays at its address until the slabs are dropped;
-//! every tile starts zeroed, which is [`EMPTY`](super::EMPTY) in every slot. Where huge pages are not available (another OS, THP `never`, no free
+//! every tile starts zeroed, which is [`EMPTY`](super::EMPTY) in every slot (`StateId` is a
+//! transparent `u32`). Where huge pages are not available (another OS, THP `never`, no free
 //! huge page) the kernel backs the slab with small pages and nothing else changes.
 //!
 //! What it is not: a general allocator. Tiles are never freed one at a time; all go with
 //! the table.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+use super::StateId;
 
 /// A tile's contents: the state ids of [`LANES`](super::LANES) speakers for
-/// [`CHUNK`](super::CHUNK) prefixes. Atomic so that speakers finishing messages on several
-/// cores store their own ids through a shared table (`bgp/engine/many.rs`); every access is
-/// `Relaxed`, a plain load or store.
-pub(super) type Tile = [[AtomicU32; super::LANES]; super::CHUNK];
+/// [`CHUNK`](super::CHUNK) prefixes.
+pub(super) type Tile = [[StateId; super::LANES]; super::CHUNK];
 
 /// A slab's size and alignment: one x86-64 / AArch64 (4 KiB granule) huge page.
 const SLAB_BYTES: usize = 2 << 20;
@@ -90,10 +90,7 @@ impl Clone for Tiles {
         let mut copy = Tiles::default();
         for i in 0..self.len {
             let t = copy.add();
-            let lines = copy.get_mut(t).iter_mut().flatten();
-            for (to, from) in lines.zip(self.get(TileRef(i as u32)).iter().flatten()) {
-                *to.get_mut() = from.load(Relaxed);
-            }
+            *copy.get_mut(t) = *self.get(TileRef(i as u32));
         }
         copy
     }
@@ -166,9 +163,9 @@ impl Slab {
 
     fn tiles(&self) -> &[Tile] {
         // SAFETY: the slab is `SLAB_BYTES` of memory it owns, zeroed when made and written
-        // only through atomics or `tiles_mut`, so it holds `PER_SLAB` valid tiles (all-zero
-        // bytes are a valid `AtomicU32`); the borrow of `self` keeps it alive and unaliased by
-        // any `&mut`.
+        // only through `tiles_mut`, so it holds `PER_SLAB` valid tiles (all-zero bytes are a
+        // valid `StateId`, a transparent `u32`); the borrow of `self` keeps it alive and
+        // unaliased by any `&mut`.
         unsafe { std::slice::from_raw_parts(self.start.as_ptr(), PER_SLAB) }
     }
 
@@ -196,6 +193,7 @@ impl Drop for Slab {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bgp::rib::EMPTY;
 
     #[test]
     fn tiles_start_empty_and_keep_what_is_written_across_slabs() {
@@ -204,28 +202,24 @@ mod tests {
         assert_eq!(tiles.slabs.len(), 3);
         for (i, &t) in refs.iter().enumerate() {
             assert!(
-                tiles.get(t).iter().flatten().all(|id| id.load(Relaxed) == 0),
+                tiles.get(t).iter().flatten().all(|&id| id == EMPTY),
                 "tile {i}"
             );
-            *tiles.get_mut(t)[i % super::super::CHUNK][i % super::super::LANES].get_mut() =
-                i as u32 + 1;
+            tiles.get_mut(t)[i % super::super::CHUNK][i % super::super::LANES] =
+                StateId(i as u32 + 1);
         }
         let copy = tiles.clone();
         for (i, &t) in refs.iter().enumerate() {
             for table in [&tiles, &copy] {
                 let tile = table.get(t);
-                let set: Vec<(usize, usize, u32)> = tile
+                let set: Vec<(usize, usize, StateId)> = tile
                     .iter()
                     .enumerate()
-                    .flat_map(|(p, line)| {
-                        line.iter()
-                            .enumerate()
-                            .map(move |(l, id)| (p, l, id.load(Relaxed)))
-                    })
-                    .filter(|&(_, _, id)| id != 0)
+                    .flat_map(|(p, line)| line.iter().enumerate().map(move |(l, &id)| (p, l, id)))
+                    .filter(|&(_, _, id)| id != EMPTY)
                     .collect();
                 let (p, l) = (i % super::super::CHUNK, i % super::super::LANES);
-                assert_eq!(set, vec![(p, l, i as u32 + 1)], "tile {i}");
+                assert_eq!(set, vec![(p, l, StateId(i as u32 + 1))], "tile {i}");
             }
         }
     }
