@@ -1197,6 +1197,56 @@ fn a_busy_reflector_processes_one_message_at_a_time() {
     assert_eq!(net.engine.updates_sent(rr) - sent_before, 8);
 }
 
+/// The clients of three reflectors receive a change three times at one instant (one copy
+/// per reflector, the same latency): each takes one and queues two, and all finish the
+/// first together. They then start their queued copies together and finish those together
+/// too, so one `ProcessMany` finishes them (`receive.rs`): no handler schedules two lone
+/// `ProcessNext` events for one instant, and the copies are still processed one at a time.
+#[test]
+fn speakers_finishing_together_start_their_queued_messages_in_one_event() {
+    let mut net = reflected(9, true);
+    net.run_until(secs(5));
+    net.originate("r0n5", "10.244.5.0/26");
+    let (mut lone, mut many) = (0, 0);
+    while let Some(Reverse((t, _, e))) = net.queue.pop() {
+        assert!(t < secs(100), "the network never settles");
+        net.now = t;
+        let events = net.engine.handle(t, e);
+        let mut instants: Vec<SimTime> = events
+            .iter()
+            .filter(|(_, e)| matches!(e, BgpEvent::ProcessNext { .. }))
+            .map(|&(at, _)| at)
+            .collect();
+        lone += instants.len();
+        many += (events.iter())
+            .filter(|(_, e)| matches!(e, BgpEvent::ProcessMany { .. }))
+            .count();
+        let scheduled = instants.len();
+        instants.dedup();
+        assert_eq!(
+            instants.len(),
+            scheduled,
+            "lone messages at one instant: {events:?}"
+        );
+        net.push(events);
+    }
+    // Every reflector gets the client's UPDATE at once (one ProcessMany of three); the five
+    // other clients finish their first copy together (one), then their second (one), then
+    // their third (one).
+    assert!(many >= 4, "{many} groups, {lone} lone messages");
+    net.log.extend(net.engine.log());
+    let at_clients = (0..9).filter(|&i| i >= 3 && i != 5).map(|i| {
+        net.entry(&format!("r0n{i}"), "10.244.5.0/26")
+            .unwrap()
+            .routes
+            .len()
+    });
+    assert!(
+        at_clients.into_iter().all(|n| n == 3),
+        "each client holds the three copies"
+    );
+}
+
 #[test]
 fn mrai_holds_announcements_but_not_withdrawals() {
     let t = one_rack(2);

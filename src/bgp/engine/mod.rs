@@ -649,19 +649,23 @@ impl BgpEngine {
             BgpEvent::Deliver { batch } => self.on_deliver(now, batch, &mut out),
             BgpEvent::ProcessNext { message } => {
                 if let Some(m) = self.in_process.take(message) {
-                    self.on_process_next(now, m, &mut out);
+                    let mut starting = Vec::new();
+                    self.on_process_next(now, m, &mut starting, &mut out);
+                    self.schedule_finishing(starting, &mut out);
                 }
             }
             BgpEvent::ProcessMany { batch } => {
                 // Hundreds of receivers finish one message together, each met once: their
                 // lines are asked for a few receivers ahead (`prefetch.rs`).
                 let mut group = self.finishing.take(batch).unwrap_or_default().into_iter();
+                let mut starting = Vec::new();
                 while let Some(m) = group.next() {
                     if let Some(ahead) = group.as_slice().get(prefetch::RECEIVERS_AHEAD - 1) {
                         self.prefetch_receiver(ahead);
                     }
-                    self.on_process_next(now, m, &mut out);
+                    self.on_process_next(now, m, &mut starting, &mut out);
                 }
+                self.schedule_finishing(starting, &mut out);
             }
             BgpEvent::Flush {
                 speaker,

@@ -10,6 +10,9 @@ use crate::model::time::{SimDuration, SimTime};
 use super::prefetch::{RECEIVERS_AHEAD, prefetch_line};
 use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, InProcess, Scheduled, Update};
 
+/// Messages started, by the instant they finish, in the order they started.
+pub(super) type Finishing = Vec<(SimTime, Vec<InProcess>)>;
+
 /// How many announcements ahead of the one being applied [`BgpEngine::prefetch_route`]
 /// asks for.
 const AHEAD: usize = 6;
@@ -21,7 +24,7 @@ impl BgpEngine {
         let Some(deliveries) = self.in_flight.take(batch) else {
             return;
         };
-        let mut finishing: Vec<(SimTime, Vec<InProcess>)> = Vec::new();
+        let mut finishing: Finishing = Vec::new();
         let count = deliveries.len();
         let mut deliveries = deliveries.into_iter();
         let mut i = 0;
@@ -60,6 +63,12 @@ impl BgpEngine {
                 }
             }
         }
+        self.schedule_finishing(finishing, out);
+    }
+
+    /// Schedules the messages speakers started, grouped by the instant they finish (in the
+    /// order they started): one `ProcessNext` for a lone one, one `ProcessMany` for more.
+    pub(super) fn schedule_finishing(&mut self, finishing: Finishing, out: &mut Scheduled) {
         for (at, mut group) in finishing {
             let event = match group.len() {
                 1 => BgpEvent::ProcessNext {
@@ -82,8 +91,21 @@ impl BgpEngine {
     }
 
     /// A speaker has processed a message: it applies it (if its session still stands) and
-    /// starts on the next one waiting, or, with none, sends what it decided.
-    pub(super) fn on_process_next(&mut self, now: SimTime, done: InProcess, out: &mut Scheduled) {
+    /// starts on the next one waiting, or, with none, sends what it decided. The next
+    /// message goes to `starting`, with those other speakers finishing at `now` start, to
+    /// be scheduled by [`Self::schedule_finishing`] once all are handled: speakers that
+    /// finished together and each had another waiting finish that one together too, in
+    /// one event, where their lines are asked for ahead (`prefetch.rs`). (Events at one
+    /// instant keep their order: the only events a handler schedules after `now` are
+    /// these; one that finishes at `now`, when processing takes no time, is scheduled in
+    /// place.)
+    pub(super) fn on_process_next(
+        &mut self,
+        now: SimTime,
+        done: InProcess,
+        starting: &mut Finishing,
+        out: &mut Scheduled,
+    ) {
         let InProcess {
             speaker: s,
             incarnation,
@@ -107,12 +129,20 @@ impl BgpEngine {
             Some(next) => {
                 let at = now + self.processing_cost(&next.update);
                 self.rt[s.index()].processing = true;
-                let message = self.in_process.put(InProcess {
+                let started = InProcess {
                     speaker: s,
                     incarnation,
                     delivery: next,
-                });
-                out.push((at, BgpEvent::ProcessNext { message }));
+                };
+                if at == now {
+                    let message = self.in_process.put(started);
+                    out.push((at, BgpEvent::ProcessNext { message }));
+                    return;
+                }
+                match starting.iter_mut().find(|(t, _)| *t == at) {
+                    Some((_, group)) => group.push(started),
+                    None => starting.push((at, vec![started])),
+                }
             }
             None => {
                 let r = &mut self.rt[s.index()];
