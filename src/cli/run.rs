@@ -59,6 +59,10 @@ pub fn run(args: &RunArgs) -> i32 {
             Format::Json => out!("{}", report.to_json()),
         }
     }
+    // The process ends here: freeing a large cluster's world and report piece by piece
+    // would only delay the exit (as `podnet check` does).
+    std::mem::forget(report);
+    std::mem::forget(ran.outcome);
     exit::OK
 }
 
@@ -68,9 +72,21 @@ fn open_events(dir: &Path) -> std::io::Result<std::fs::File> {
     std::fs::File::create(dir.join("events.jsonl"))
 }
 
-/// Writes the other files of the output folder (SPEC §6), replacing only those.
+/// Writes the other files of the output folder (SPEC §6), replacing only those;
+/// `report.json` on a second thread while the pages and charts are drawn.
 fn write_outputs(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {
-    std::fs::write(dir.join("report.json"), report.to_json())?;
+    std::thread::scope(|scope| {
+        let json =
+            scope.spawn(|| report.write_json(std::fs::File::create(dir.join("report.json"))?));
+        let pages = write_pages(dir, report, outcome);
+        json.join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("report.json: the writer stopped")))?;
+        pages
+    })
+}
+
+/// `report.md`, `report.html`, `topology.dot` and the charts.
+fn write_pages(dir: &Path, report: &Report, outcome: &Outcome) -> std::io::Result<()> {
     let charts = run_charts(report, outcome);
     std::fs::write(
         dir.join("report.md"),

@@ -274,10 +274,21 @@ impl Report {
 
     /// Pretty JSON with a final newline.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self)
-            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-        s.push('\n');
-        s
+        let mut out = Vec::new();
+        match self.write_json(&mut out) {
+            Ok(()) => String::from_utf8(out).unwrap_or_default(),
+            Err(e) => format!("{{\"error\": \"{e}\"}}\n"),
+        }
+    }
+
+    /// [`Report::to_json`] written to `out` as it is produced, without holding the whole
+    /// text (`report.json` of a large cluster is tens of megabytes).
+    pub fn write_json(&self, out: impl std::io::Write) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        serde_json::to_writer_pretty(&mut out, self)?;
+        out.write_all(b"\n")?;
+        out.flush()
     }
 
     /// The short text summary `podnet run` prints.

@@ -27,6 +27,12 @@ pub const ZONE_LIMIT: usize = 40;
 /// Where a cell links: the report's section of unreachable pairs by cause.
 pub const CAUSES: &str = "report.html#reachability";
 
+/// Each group's pods with an address, in the groups' order.
+type Members = Vec<Vec<PodKey>>;
+
+/// (pairs, delivered) by row, then column.
+pub type Cells = Vec<Vec<(u64, u64)>>;
+
 /// The delivered share between groups of pods.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Matrix {
@@ -34,12 +40,30 @@ pub struct Matrix {
     pub unit: &'static str,
     pub groups: Vec<String>,
     /// `cells[row][column]` = (pairs, delivered).
-    pub cells: Vec<Vec<(u64, u64)>>,
+    pub cells: Cells,
 }
 
 /// The matrix of a run: groups in the order the nodes' racks (or zones) first appear in the
 /// node table; `None` when there are too many zones to draw.
 pub fn matrix(report: &Report, dp: &Dataplane, policy: Option<&PolicyInputs>) -> Option<Matrix> {
+    let (unit, groups, members) = layout(report)?;
+    // When the summary delivers every pair, so does every cell: its pairs are counted as
+    // the walks count them, and nothing is walked again.
+    let cells = if report.summary.reachable_pairs == report.summary.pod_pairs {
+        counted(dp, &members)
+    } else {
+        walked(dp, policy, &members)
+    };
+    Some(Matrix {
+        unit,
+        groups,
+        cells,
+    })
+}
+
+/// The unit, the groups and each group's pods with an address; `None` when there are too
+/// many zones to draw.
+fn layout(report: &Report) -> Option<(&'static str, Vec<String>, Members)> {
     let racks = distinct(report.nodes.iter().map(|n| n.rack.as_str()));
     let by_zone = racks.len() > RACK_LIMIT;
     let group_of: BTreeMap<&str, &str> = report
@@ -58,7 +82,7 @@ pub fn matrix(report: &Report, dp: &Dataplane, policy: Option<&PolicyInputs>) ->
     if groups.len() > ZONE_LIMIT {
         return None;
     }
-    let mut members: Vec<Vec<PodKey>> = vec![Vec::new(); groups.len()];
+    let mut members: Members = vec![Vec::new(); groups.len()];
     for p in &report.pods {
         if p.ip.is_none() {
             continue;
@@ -70,10 +94,15 @@ pub fn matrix(report: &Report, dp: &Dataplane, policy: Option<&PolicyInputs>) ->
             members[i].push(p.key);
         }
     }
-    // The routing setup (atoms over every table) and the policy engine once for all cells,
-    // so each cell costs its own walks only.
+    let unit = if by_zone { "zone" } else { "rack" };
+    Some((unit, groups, members))
+}
+
+/// Each cell walked: the routing setup (atoms over every table) and the policy engine once
+/// for all cells, so each cell costs its own walks only.
+fn walked(dp: &Dataplane, policy: Option<&PolicyInputs>, members: &[Vec<PodKey>]) -> Cells {
     let counter = PairCounter::new(dp, policy);
-    let cells = members
+    members
         .iter()
         .map(|from| {
             members
@@ -88,12 +117,30 @@ pub fn matrix(report: &Report, dp: &Dataplane, policy: Option<&PolicyInputs>) ->
                 })
                 .collect()
         })
+        .collect()
+}
+
+/// Each cell fully delivered, its pairs counted as the walks count them: the ordered pairs
+/// of distinct pods the dataplane knows, a pod in exactly one group.
+fn counted(dp: &Dataplane, members: &[Vec<PodKey>]) -> Cells {
+    let known: Vec<u64> = members
+        .iter()
+        .map(|m| m.iter().filter(|k| dp.pod(**k).is_some()).count() as u64)
         .collect();
-    Some(Matrix {
-        unit: if by_zone { "zone" } else { "rack" },
-        groups,
-        cells,
-    })
+    known
+        .iter()
+        .enumerate()
+        .map(|(i, from)| {
+            known
+                .iter()
+                .enumerate()
+                .map(|(j, to)| {
+                    let pairs = from * to - if i == j { *from } else { 0 };
+                    (pairs, pairs)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
@@ -264,6 +311,32 @@ mod tests {
         assert_eq!(colour(10, 10), GOOD);
         assert_eq!(colour(10, 0), "#b3261e");
         assert_ne!(colour(1000, 999), GOOD);
+    }
+
+    /// Where every pair is delivered, the counted cells are the walked ones (with and
+    /// without policy; racks of different sizes; Windows and Spiderpool nodes).
+    #[test]
+    fn counted_cells_are_the_walked_cells_when_everything_delivers() {
+        for name in [
+            "quickstart",
+            "calico-rack-pools",
+            "spiderpool-cross-zone",
+            "windows-nodes",
+            "windows-policy-hns",
+        ] {
+            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("scenarios/{name}.yaml"));
+            let scenario = crate::scenario::load(&file).expect("a library scenario");
+            let outcome = crate::sim::Simulation::new(&scenario).run();
+            let report = Report::new(&scenario, &outcome, Vec::new());
+            let s = &report.summary;
+            assert_eq!(s.reachable_pairs, s.pod_pairs, "{name} delivers everything");
+            let last = &outcome.last;
+            let (_, _, members) = layout(&report).expect("a matrix");
+            let walked = walked(&last.dataplane, last.policy.as_deref(), &members);
+            assert_eq!(counted(&last.dataplane, &members), walked, "{name}");
+            assert!(walked.iter().flatten().any(|c| c.0 > 0), "{name} has pairs");
+        }
     }
 
     #[test]
