@@ -10,7 +10,8 @@
 //!
 //! Invariants: at most [`RACK_LIMIT`] × [`RACK_LIMIT`] cells (zones beyond [`ZONE_LIMIT`]
 //! are not drawn, and the picture says so); the counts are computed here by the forwarding
-//! layer's own pair counting, never estimated. This module does not explain causes.
+//! layer's own pair counting or, when the summary delivers every pair, counted by the same
+//! definition (ordered pairs of distinct pods the dataplane knows), never estimated. This module does not explain causes.
 
 use std::collections::BTreeMap;
 
