@@ -462,6 +462,9 @@ pub struct BgpEngine {
     /// What flushes read of the sessions, kept until the peering is reconfigured
     /// (`send.rs`).
     send_cache: targets::SendCache,
+    /// Which sessions are Established, in which epoch: the one dense read of every hot
+    /// "still up?" check (`session.rs`).
+    up: session::UpEpochs,
     /// Every speaker's candidates per prefix, interned and shared (`shared.rs`).
     pub(super) states: States,
     /// Which state each speaker holds for each prefix.
@@ -538,6 +541,7 @@ impl BgpEngine {
             restart: GracefulRestart::default(),
             update_groups: true,
             send_cache: targets::SendCache::default(),
+            up: session::UpEpochs::default(),
             states: States::default(),
             table: StateTable::default(),
             prefix_steps: shared::PrefixSteps::default(),

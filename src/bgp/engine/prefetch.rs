@@ -3,10 +3,12 @@
 //! cache misses on it overlap with the work on the current event instead of stalling the
 //! next one. A full mesh of 1,000 nodes has half a million sessions, each met at random
 //! when it comes up and when its two full tables are delivered and processed; those misses
-//! were about a sixth of `podnet check`. What every such event reads of a session is one
+//! were about a sixth of `podnet check`. What a session's own event reads of it is one
 //! cache line of `SessionRt` and the first of `Session` (their layouts say so), so those
-//! two lines are what is fetched. Within a message, `receive.rs` asks for the lines of
-//! the announcements a few routes ahead the same way (`prefetch_line`, `prefetch_all`).
+//! two lines are what is fetched; delivering and processing a message read only its
+//! session's `UpEpochs` entry and the receiver's lines. Within a message, `receive.rs`
+//! asks for the lines of the announcements a few routes ahead the same way
+//! (`prefetch_line`, `prefetch_all`).
 //!
 //! Invariant: nothing here reads or changes any state that matters; a prefetch is a hint
 //! the CPU may ignore, and it cannot fault.
@@ -20,35 +22,27 @@ impl BgpEngine {
     pub fn prefetch(&self, event: &BgpEvent) {
         match *event {
             BgpEvent::SessionEstablished { session, .. } => self.prefetch_session(session),
+            // The first receivers: the handler asks for the later ones as it goes.
             BgpEvent::Deliver { batch } => {
                 if let Some(Some(deliveries)) = self.in_flight.items.get(batch.0 as usize) {
-                    self.prefetch_deliveries(deliveries.iter());
+                    for d in deliveries.iter().take(RECEIVERS_AHEAD) {
+                        self.prefetch_delivery(d);
+                    }
                 }
             }
             BgpEvent::ProcessNext { message } => {
                 if let Some(Some(m)) = self.in_process.items.get(message.0 as usize) {
-                    self.prefetch_deliveries(std::iter::once(&m.delivery));
+                    self.prefetch_receiver(m);
                 }
             }
             BgpEvent::ProcessMany { batch } => {
                 if let Some(Some(group)) = self.finishing.items.get(batch.0 as usize) {
-                    self.prefetch_deliveries(group.iter().map(|m| &m.delivery));
+                    for m in group.iter().take(RECEIVERS_AHEAD) {
+                        self.prefetch_receiver(m);
+                    }
                 }
             }
             _ => {}
-        }
-    }
-
-    /// The sessions of the first few deliveries (a session's two full tables travel
-    /// together, so consecutive ones often share it).
-    fn prefetch_deliveries<'a>(&self, deliveries: impl Iterator<Item = &'a Delivery>) {
-        let mut last = None;
-        for d in deliveries.take(4) {
-            let x = d.update.session;
-            if last != Some(x) {
-                self.prefetch_session(x);
-                last = Some(x);
-            }
         }
     }
 
@@ -70,24 +64,25 @@ impl BgpEngine {
 pub(super) const RECEIVERS_AHEAD: usize = 2;
 
 impl BgpEngine {
-    /// Prefetches what delivering `d` reads: the session's epoch and the first line of the
-    /// receiver's runtime state (whether it is up and busy, its queue).
+    /// Prefetches what delivering `d` reads: whether the session is still up in its epoch
+    /// and the first line of the receiver's runtime state (whether it is up and busy, its
+    /// queue).
     pub(super) fn prefetch_delivery(&self, d: &Delivery) {
-        if let Some(r) = self.srt.get(d.update.session.index()) {
-            prefetch_line(r);
-        }
+        self.up.prefetch(d.update.session);
         if let Some(r) = self.rt.get(d.update.to.index()) {
             prefetch_line(&r.incarnation);
         }
     }
 
-    /// Prefetches what finishing `m` reads first: the session's lines, the fields of the
-    /// receiver's runtime state that receiving reads (its incarnation and queue, how it
-    /// names sources, its RIB's counters, what it has to send), its identity for the import
-    /// check, and its state id for the message's first prefix (most messages carry one).
+    /// Prefetches what finishing `m` reads first: whether the session is still up in its
+    /// epoch, the fields of the receiver's runtime state that receiving reads (its
+    /// incarnation and queue, how it names sources, its RIB's counters, what it has to
+    /// send), its identity for the import check, and its state id for the message's first
+    /// prefix (most messages carry one). The session's own lines are not asked for: only a
+    /// receiver that is not plain reads them (`BgpEngine::receiving`), a few in a cluster.
     pub(super) fn prefetch_receiver(&self, m: &InProcess) {
         let update = &m.delivery.update;
-        self.prefetch_session(update.session);
+        self.up.prefetch(update.session);
         let s = m.speaker;
         if let Some(r) = self.rt.get(s.index()) {
             // The three lines `SpeakerRt` keeps them in.

@@ -2,9 +2,9 @@
 //! and applying it to the Adj-RIB-In (import checks) before the decision runs.
 
 use crate::bgp::SpeakerId;
-use crate::bgp::peering::{SessionState, SessionType};
+use crate::bgp::peering::SessionType;
 use crate::bgp::policy::import_check;
-use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource};
+use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource, Tag};
 use crate::model::time::{SimDuration, SimTime};
 
 use super::prefetch::{RECEIVERS_AHEAD, prefetch_line};
@@ -34,7 +34,7 @@ impl BgpEngine {
             }
             i += 1;
             let update = &delivery.update;
-            if self.srt[update.session.index()].epoch != delivery.epoch {
+            if !self.up.is_up(update.session, delivery.epoch) {
                 continue;
             }
             let to = update.to;
@@ -118,10 +118,7 @@ impl BgpEngine {
         // While the message is applied, `processing` says whether others wait behind it
         // (`schedule_export` holds the flush until the last).
         r.processing = !r.inbox.is_empty();
-        let x = delivery.update.session;
-        if self.srt[x.index()].epoch == delivery.epoch
-            && self.sessions[x.index()].state == SessionState::Established
-        {
+        if self.up.is_up(delivery.update.session, delivery.epoch) {
             self.apply(now, s, &delivery.update, out);
         }
         let next = self.rt[s.index()].inbox.pop_front();
@@ -197,6 +194,29 @@ impl BgpEngine {
         false
     }
 
+    /// What applying `update` at `s` needs of its session: whether it is eBGP, whether the
+    /// sender is `s`'s reflector client, and how `s` names the sender in shared states. A
+    /// plain speaker (a client of reflectors, a full-mesh node: `Tags::plain`) learns every
+    /// route over iBGP from a non-client, and when it names sources by peer the sender
+    /// is the name; the session is not read (a line per message, of millions).
+    fn receiving(&self, s: SpeakerId, update: &Update) -> (bool, bool, Tag) {
+        if let Some(tag) = self.rt[s.index()].tags.plain_tag(update.from) {
+            #[cfg(test)]
+            {
+                let sess = &self.sessions[update.session.index()];
+                assert_eq!(sess.session_type, SessionType::Ibgp);
+                assert!(!sess.side_of(s).is_some_and(|side| sess.reflects[side]));
+                assert_eq!(tag, self.tag(s, RouteSource::Peer(update.session)));
+            }
+            return (false, false, tag);
+        }
+        let x = update.session;
+        let sess = &self.sessions[x.index()];
+        let ebgp = sess.session_type == SessionType::Ebgp;
+        let from_client = sess.side_of(s).is_some_and(|side| sess.reflects[side]);
+        (ebgp, from_client, self.tag(s, RouteSource::Peer(x)))
+    }
+
     /// Applies a received UPDATE to the Adj-RIB-In and re-runs the decision for its prefixes.
     pub(super) fn apply(
         &mut self,
@@ -210,10 +230,7 @@ impl BgpEngine {
             source: RouteSource::Peer(x),
             path,
         };
-        let sess = &self.sessions[x.index()];
-        let ebgp = sess.session_type == SessionType::Ebgp;
-        let from_client = sess.side_of(s).is_some_and(|side| sess.reflects[side]);
-        let tag = self.tag(s, RouteSource::Peer(x));
+        let (ebgp, from_client, tag) = self.receiving(s, update);
         let r = &mut self.rt[s.index()];
         r.received += 1;
         let withdrawn = update

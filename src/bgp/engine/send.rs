@@ -444,12 +444,12 @@ impl BgpEngine {
             }
             let x = t.link.x;
             let r = &self.srt[x.index()];
-            let up = self.send_cache.is_up(x, r.epoch);
+            let up = self.up.is_up(x, r.epoch);
             #[cfg(test)]
             assert_eq!(
                 up,
                 self.sessions[x.index()].state == SessionState::Established,
-                "SendCache::is_up in step with the session's state"
+                "UpEpochs::is_up in step with the session's state"
             );
             if seen & t.bit == 0 || !up {
                 continue;
@@ -643,7 +643,7 @@ impl BgpEngine {
         arrivals: &mut Arrivals,
     ) {
         // Full tables go when the session comes up (`on_established`), and only then.
-        self.send_cache.came_up(x, self.srt[x.index()].epoch);
+        self.up.came_up(x, self.srt[x.index()].epoch);
         let sess = &self.sessions[x.index()];
         let s = if side == 0 { Some(sess.a) } else { sess.b };
         let Some(s) = s else { return };

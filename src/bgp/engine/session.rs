@@ -12,6 +12,54 @@ use crate::model::time::{SimDuration, SimTime};
 
 use super::{Arrivals, BgpEngine, BgpEvent, BgpLogEntry, BgpLogKind, Detecting, Scheduled};
 
+/// Per session, one more than the epoch (`SessionRt::epoch`) it is Established in, 0 while
+/// it is not: sixteen sessions a cache line, where the session's own records are three
+/// lines apart. A session enters Established only from Connect, in the epoch connecting
+/// gave it, and leaves it only by going Idle (`set_idle`), which bumps the epoch; so an
+/// UPDATE sent in epoch `e` is still to be delivered and applied exactly while
+/// `is_up(x, e)` (every message leaves on an Established session), and a flush's target is
+/// Established exactly when `is_up(x, epoch now)`. Unit tests hold it to the sessions'
+/// states after every step (`BgpEngine::sessions_up_in_step`).
+#[derive(Debug, Default)]
+pub(super) struct UpEpochs(Vec<u32>);
+
+impl UpEpochs {
+    /// Session `x` is Established in epoch `epoch` (its full tables leave).
+    pub(super) fn came_up(&mut self, x: SessionId, epoch: u32) {
+        if self.0.len() <= x.index() {
+            self.0.resize(x.index() + 1, 0);
+        }
+        self.0[x.index()] = epoch.wrapping_add(1);
+    }
+
+    /// Session `x` left Established (or never was).
+    fn went_down(&mut self, x: SessionId) {
+        if let Some(e) = self.0.get_mut(x.index()) {
+            *e = 0;
+        }
+    }
+
+    /// Whether session `x` is Established in epoch `epoch`.
+    pub(super) fn is_up(&self, x: SessionId, epoch: u32) -> bool {
+        self.0
+            .get(x.index())
+            .is_some_and(|e| *e == epoch.wrapping_add(1))
+    }
+
+    /// The epoch `x` is Established in, if it is.
+    #[cfg(test)]
+    pub(super) fn epoch(&self, x: SessionId) -> Option<u32> {
+        self.0.get(x.index()).and_then(|e| e.checked_sub(1))
+    }
+
+    /// Asks for the line holding `x`'s entry (`prefetch.rs`).
+    pub(super) fn prefetch(&self, x: SessionId) {
+        if let Some(e) = self.0.get(x.index()) {
+            super::prefetch::prefetch_line(e);
+        }
+    }
+}
+
 impl BgpEngine {
     pub(in crate::bgp) fn name(&self, s: SpeakerId) -> String {
         self.speakers[s.index()].name.clone()
@@ -97,6 +145,7 @@ impl BgpEngine {
         let r = &mut self.srt[x.index()];
         r.downs += u32::from(was_established);
         r.epoch += 1;
+        self.up.went_down(x);
         r.detecting = None;
         r.idle_since = now;
         r.last_arrival = [SimTime::ZERO; 2];

@@ -58,6 +58,12 @@ impl Tags {
         }
     }
 
+    /// The tag of a route `from` sends a plain speaker (see `plain`), when sources are
+    /// named by peer; `None` otherwise (the session must be read).
+    pub(super) fn plain_tag(&self, from: SpeakerId) -> Option<Tag> {
+        (self.plain && self.by_peer).then_some(from.0 + 1)
+    }
+
     pub(super) fn source(&self, tag: Tag) -> RouteSource {
         if tag == LOCAL_TAG {
             return RouteSource::Local;

@@ -19,20 +19,14 @@ use super::{BgpEngine, VISIT_CLIENTS, VISIT_EBGP, VISIT_NON_CLIENTS};
 /// Invariants: a speaker's [`Target`]s are exactly the sessions of its lists (eBGP,
 /// clients, non-clients) with their parameters now — they are dropped whenever the peering
 /// is reconfigured ([`BgpEngine::forget_table_views`]) and rebuilt by the next flush (kept
-/// only for speakers that pass routes on: a plain speaker builds them per flush); and
-/// [`SendCache::is_up`] says exactly whether a session is Established (a flush checks this
-/// against the session's state in every unit test).
+/// only for speakers that pass routes on: a plain speaker builds them per flush). Whether
+/// a target is Established is not kept here: `UpEpochs` (`session.rs`) says.
 #[derive(Debug, Default)]
 pub(super) struct SendCache {
     /// Every export profile seen, interned (`groups.rs`).
     pub(super) profiles: ExportProfiles,
     /// Per speaker, its targets in session id order; `None` until a flush needs them.
     targets: Vec<Option<Box<[Target]>>>,
-    /// Per session, one more than the epoch (`SessionRt::epoch`) it last came up in (0:
-    /// never). A session leaves Established only by going Idle and enters it only from
-    /// Connect, and both bump its epoch, so it is Established exactly while its epoch is
-    /// the one it came up in.
-    up_epochs: Vec<u32>,
     /// The targets one flush visits (kept to spare an allocation per flush).
     pub(super) visit: Vec<Visit>,
 }
@@ -50,21 +44,6 @@ impl SendCache {
     /// Drops every speaker's targets (the peering changed).
     pub(super) fn forget_targets(&mut self) {
         self.targets.clear();
-    }
-
-    /// Notes that session `x` came up (is Established) in epoch `epoch`.
-    pub(super) fn came_up(&mut self, x: SessionId, epoch: u32) {
-        if self.up_epochs.len() <= x.index() {
-            self.up_epochs.resize(x.index() + 1, 0);
-        }
-        self.up_epochs[x.index()] = epoch.wrapping_add(1);
-    }
-
-    /// Whether session `x`, now at epoch `epoch`, is Established.
-    pub(super) fn is_up(&self, x: SessionId, epoch: u32) -> bool {
-        self.up_epochs
-            .get(x.index())
-            .is_some_and(|e| *e == epoch.wrapping_add(1))
     }
 
     fn take_targets(&mut self, s: SpeakerId) -> Option<Box<[Target]>> {
@@ -179,12 +158,14 @@ impl BgpEngine {
         (in_step, count)
     }
 
-    /// Whether [`SendCache::is_up`] says of every session what its state says.
+    /// Whether `UpEpochs` says of every session what its state and epoch say: up in its
+    /// epoch exactly while Established, and up in no other epoch.
     #[cfg(test)]
     pub(crate) fn sessions_up_in_step(&self) -> bool {
         self.sessions.iter().zip(&self.srt).all(|(sess, r)| {
-            self.send_cache.is_up(sess.id, r.epoch)
-                == (sess.state == crate::bgp::peering::SessionState::Established)
+            let established = sess.state == crate::bgp::peering::SessionState::Established;
+            self.up.is_up(sess.id, r.epoch) == established
+                && (established || self.up.epoch(sess.id).is_none())
         })
     }
 }
