@@ -276,14 +276,21 @@ pub fn import_check(
     if ebgp && attrs.as_path.contains(&me.as_number) {
         return Err(ImportRejected::AsPathLoop(me.as_number));
     }
-    if attrs.originator_id == Some(me.router_id) {
-        return Err(ImportRejected::OriginatorIsSelf);
-    }
+    originator_check(attrs, me.router_id)?;
     if let Some(c) = me.cluster_id
         && from_client
         && attrs.cluster_list.contains(&c)
     {
         return Err(ImportRejected::ClusterListLoop(c));
+    }
+    Ok(())
+}
+
+/// The ORIGINATOR_ID part of [`import_check`]: the whole of it for a route learned over
+/// iBGP from a peer that is not the receiver's client.
+pub fn originator_check(attrs: &PathAttributes, router_id: IpAddr) -> Result<(), ImportRejected> {
+    if attrs.originator_id == Some(router_id) {
+        return Err(ImportRejected::OriginatorIsSelf);
     }
     Ok(())
 }

@@ -168,11 +168,13 @@ impl BgpEngine {
             match self.speakers.get(id.index()) {
                 Some(old) => {
                     s.up = old.up;
+                    self.rt[id.index()].router_id = Some(s.router_id);
                     self.speakers[id.index()] = s;
                 }
                 None => {
                     let mut rt = SpeakerRt::default();
                     rt.up = s.up;
+                    rt.router_id = Some(s.router_id);
                     self.rt.push(rt);
                     self.by_device.insert(s.device, id);
                     self.by_address.entry(s.address).or_insert(id);
@@ -199,6 +201,7 @@ impl BgpEngine {
                 starting.push(x);
             }
             self.sessions[x.index()] = s;
+            self.track_latency(x);
         }
         for mut s in added {
             let x = SessionId(self.sessions.len() as u32);
@@ -209,6 +212,8 @@ impl BgpEngine {
             }
             self.sessions.push(s);
             self.srt.push(Default::default());
+            self.idle_since.push(SimTime::ZERO);
+            self.track_latency(x);
         }
 
         // Session lists follow; speakers with new peers re-evaluate what they advertise.
@@ -228,7 +233,7 @@ impl BgpEngine {
         }
 
         for x in starting {
-            self.srt[x.index()].idle_since = now;
+            self.idle_since[x.index()] = now;
             let at = self.connect_at(now, x);
             self.connect(now, x, at, &mut out);
         }

@@ -280,8 +280,12 @@ pub(super) struct SpeakerRt {
     // The second line: what applying a message counts.
     pub(super) rib: Rib,
     received: u64,
-    // The third line: how the speaker names sources in shared states (`shared.rs`).
+    // The third line: how the speaker names sources in shared states (`shared.rs`), and
+    // its BGP identifier (`Speaker::router_id`, kept equal; `None` only in a default
+    // record): all the import check reads of the receiver of a route learned over iBGP
+    // from a non-client.
     pub(super) tags: shared::Tags,
+    pub(in crate::bgp) router_id: Option<IpAddr>,
     sent: u64,
     // The rest.
     /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
@@ -332,7 +336,10 @@ pub(super) struct SessionRt {
     pub(super) epoch: u32,
     detection: u32,
     detecting: Option<Detecting>,
-    pub(super) idle_since: SimTime,
+    /// The session's one-way latency now (`Session::latency`, none read as zero): what a
+    /// flush reads of each target, here so that it reads no `Session`. Kept equal by
+    /// [`BgpEngine::track_latency`]; a unit-test assertion in every flush checks it.
+    latency: SimDuration,
     /// Per side, when the last UPDATE sent arrives: a session is a TCP stream, so a later
     /// message never overtakes an earlier one even if the path got shorter.
     last_arrival: [SimTime; 2],
@@ -425,6 +432,8 @@ pub struct BgpEngine {
     pub(super) rt: Vec<SpeakerRt>,
     pub(super) sessions: Vec<Session>,
     pub(super) srt: Vec<SessionRt>,
+    /// Per session, when it last went Idle (connect retries count from there).
+    pub(super) idle_since: Vec<SimTime>,
     pub(super) by_device: HashMap<DeviceId, SpeakerId>,
     pub(super) by_address: HashMap<IpAddr, SpeakerId>,
     prefixes: PrefixTable,
@@ -501,6 +510,7 @@ impl BgpEngine {
             .iter()
             .map(|s| SpeakerRt {
                 up: s.up,
+                router_id: Some(s.router_id),
                 ..SpeakerRt::default()
             })
             .collect();
@@ -512,12 +522,20 @@ impl BgpEngine {
         for s in &speakers {
             by_address.entry(s.address).or_insert(s.id);
         }
-        let srt = vec![SessionRt::default(); sessions.len()];
+        let srt = sessions
+            .iter()
+            .map(|s| SessionRt {
+                latency: s.latency.unwrap_or_default(),
+                ..SessionRt::default()
+            })
+            .collect();
+        let idle_since = vec![SimTime::ZERO; sessions.len()];
         let mut engine = BgpEngine {
             speakers,
             rt,
             sessions,
             srt,
+            idle_since,
             by_device,
             by_address,
             prefixes: PrefixTable::default(),
@@ -634,7 +652,7 @@ impl BgpEngine {
                 .as_ref()
                 .is_none_or(|r| !r.is_permanent())
             {
-                self.srt[x.index()].idle_since = now;
+                self.idle_since[x.index()] = now;
                 let at = self.connect_at(now, x);
                 self.connect(now, x, at, &mut out);
             }

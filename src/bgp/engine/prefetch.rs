@@ -76,10 +76,11 @@ impl BgpEngine {
 
     /// Prefetches what finishing `m` reads first: whether the session is still up in its
     /// epoch, the fields of the receiver's runtime state that receiving reads (its
-    /// incarnation and queue, how it names sources, its RIB's counters, what it has to
-    /// send), its identity for the import check, and its state id for the message's first
-    /// prefix (most messages carry one). The session's own lines are not asked for: only a
-    /// receiver that is not plain reads them (`BgpEngine::receiving`), a few in a cluster.
+    /// incarnation and queue, how it names sources and its BGP identifier for the import
+    /// check, its RIB's counters, what it has to send), and its state id for the message's
+    /// first prefix (most messages carry one). The session's own lines and the receiver's
+    /// `Speaker` are not asked for: only a receiver that is not plain reads them
+    /// (`BgpEngine::receiving`, `BgpEngine::imports`), a few in a cluster.
     pub(super) fn prefetch_receiver(&self, m: &InProcess) {
         let update = &m.delivery.update;
         self.up.prefetch(update.session);
@@ -89,9 +90,6 @@ impl BgpEngine {
             prefetch_line(&r.incarnation);
             prefetch_line(&r.rib);
             prefetch_line(&r.tags);
-        }
-        if let Some(me) = self.speakers.get(s.index()) {
-            prefetch_line(&me.router_id);
         }
         let first = (update.body.withdrawn.first().map(|w| w.0))
             .or_else(|| update.body.announced.first().map(|a| a.0));

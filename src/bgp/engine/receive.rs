@@ -3,7 +3,7 @@
 
 use crate::bgp::SpeakerId;
 use crate::bgp::peering::SessionType;
-use crate::bgp::policy::import_check;
+use crate::bgp::policy::{import_check, originator_check};
 use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource, Tag};
 use crate::model::time::{SimDuration, SimTime};
 
@@ -181,7 +181,19 @@ impl BgpEngine {
         attrs: &Attrs,
         (ebgp, from_client): (bool, bool),
     ) -> bool {
-        let Err(why) = import_check(attrs, ebgp, from_client, &self.speakers[s.index()]) else {
+        // Over iBGP from a non-client (every route a reflector's client or a mesh node
+        // learns) only the ORIGINATOR_ID is checked: the receiver's `Speaker` is not read.
+        let checked = match self.rt[s.index()].router_id {
+            Some(me) if !ebgp && !from_client => originator_check(attrs, me),
+            _ => import_check(attrs, ebgp, from_client, &self.speakers[s.index()]),
+        };
+        #[cfg(test)]
+        {
+            let me = &self.speakers[s.index()];
+            assert_eq!(self.rt[s.index()].router_id, Some(me.router_id));
+            assert_eq!(checked, import_check(attrs, ebgp, from_client, me));
+        }
+        let Err(why) = checked else {
             return true;
         };
         if self.options.routes {

@@ -451,6 +451,12 @@ impl BgpEngine {
                 self.sessions[x.index()].state == SessionState::Established,
                 "UpEpochs::is_up in step with the session's state"
             );
+            #[cfg(test)]
+            assert_eq!(
+                r.latency,
+                self.sessions[x.index()].latency.unwrap_or_default(),
+                "SessionRt::latency in step with the session's"
+            );
             if seen & t.bit == 0 || !up {
                 continue;
             }
@@ -459,7 +465,7 @@ impl BgpEngine {
                 // Nothing held by MRAI.
                 plain: self.link_mrai(&t.link) == SimDuration::ZERO
                     && r.held(t.link.side()).is_empty(),
-                latency: self.sessions[x.index()].latency.unwrap_or_default(),
+                latency: r.latency,
             });
         }
         for v in &visit {

@@ -134,6 +134,12 @@ impl BgpEngine {
         }
     }
 
+    /// Copies `x`'s latency into its runtime state (`SessionRt::latency`) after its
+    /// `Session` changed.
+    pub(in crate::bgp) fn track_latency(&mut self, x: SessionId) {
+        self.srt[x.index()].latency = self.sessions[x.index()].latency.unwrap_or_default();
+    }
+
     pub(in crate::bgp) fn set_idle(&mut self, now: SimTime, x: SessionId, reason: IdleReason) {
         let sess = &mut self.sessions[x.index()];
         if sess.state != SessionState::Idle {
@@ -147,7 +153,7 @@ impl BgpEngine {
         r.epoch += 1;
         self.up.went_down(x);
         r.detecting = None;
-        r.idle_since = now;
+        self.idle_since[x.index()] = now;
         r.last_arrival = [SimTime::ZERO; 2];
         if let Some(rare) = &mut r.rare {
             rare.held = Default::default();
@@ -469,8 +475,7 @@ impl BgpEngine {
     /// (BIRD's retry interval jittered once for the wait), and not before an error wait ends.
     pub(super) fn next_retry(&mut self, x: SessionId, now: SimTime) -> SimTime {
         let retry = self.timer(self.timers.connect_retry).as_nanos();
-        let r = &self.srt[x.index()];
-        let since = r.idle_since.max(r.rare().error_until);
+        let since = self.idle_since[x.index()].max(self.srt[x.index()].rare().error_until);
         if retry == 0 || now < since {
             return now.max(since);
         }
@@ -530,6 +535,7 @@ impl BgpEngine {
         };
         for (x, latency) in changed {
             self.sessions[x.index()].latency = latency;
+            self.track_latency(x);
         }
     }
 }

@@ -40,7 +40,7 @@ pub(in crate::bgp) struct Tags {
     by_peer: bool,
     /// `(peer, session)` of every session ever naming the speaker, sorted by peer (and by
     /// session, which is the same order when `by_peer`).
-    peers: Vec<(SpeakerId, SessionId)>,
+    peers: Box<[(SpeakerId, SessionId)]>,
     /// The memo class (the node's AS) when its steps may be replayed from other speakers'.
     pub(super) class: Option<u32>,
     /// Every session is iBGP to a peer that is not the speaker's client, so every route it
@@ -215,7 +215,7 @@ impl BgpEngine {
                 });
                 Tags {
                     by_peer,
-                    peers,
+                    peers: peers.into_boxed_slice(),
                     class: (by_peer && me.node.is_some()).then_some(me.as_number),
                     plain,
                 }
