@@ -47,14 +47,22 @@ impl BgpEngine {
     }
 
     /// The line of `x`'s runtime state and the first line of its `Session` (what an event
-    /// of the session reads, and what a flush reads of a target: epoch, last arrival,
-    /// latency).
+    /// of the session reads).
     pub(super) fn prefetch_session(&self, x: SessionId) {
         let (Some(r), Some(s)) = (self.srt.get(x.index()), self.sessions.get(x.index())) else {
             return;
         };
         prefetch_line(r);
         prefetch_line(s);
+    }
+
+    /// What a flush reads of target session `x`: whether it is up, and its runtime state
+    /// (epoch, latency, last arrival, what MRAI holds); not its `Session`.
+    pub(super) fn prefetch_target(&self, x: SessionId) {
+        self.up.prefetch(x);
+        if let Some(r) = self.srt.get(x.index()) {
+            prefetch_line(r);
+        }
     }
 }
 

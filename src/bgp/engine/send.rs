@@ -39,7 +39,7 @@ use super::{
 const REACH_FROM_NON_CLIENT: u8 = VISIT_EBGP | VISIT_CLIENTS;
 
 /// How many targets ahead of the one a flush looks at it asks for the session lines of
-/// ([`BgpEngine::prefetch_session`]): enough to cover a miss's latency with the few
+/// ([`BgpEngine::prefetch_target`]): enough to cover a miss's latency with the few
 /// nanoseconds each target costs (8 left some of the misses).
 const TARGETS_AHEAD: usize = 16;
 
@@ -440,7 +440,7 @@ impl BgpEngine {
             // thousands of sessions, visited once per flush): asking for a later target's
             // lines now lets those misses overlap with this target's work.
             if let Some(ahead) = targets.get(i + TARGETS_AHEAD) {
-                self.prefetch_session(ahead.link.x);
+                self.prefetch_target(ahead.link.x);
             }
             let x = t.link.x;
             let r = &self.srt[x.index()];
