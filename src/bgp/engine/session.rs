@@ -134,6 +134,17 @@ impl BgpEngine {
         }
     }
 
+    /// Whether `UpEpochs` says of every session what its state and epoch say: up in its
+    /// epoch exactly while Established, and up in no other epoch.
+    #[cfg(test)]
+    pub(crate) fn sessions_up_in_step(&self) -> bool {
+        self.sessions.iter().zip(&self.srt).all(|(sess, r)| {
+            let established = sess.state == SessionState::Established;
+            self.up.is_up(sess.id, r.epoch) == established
+                && (established || self.up.epoch(sess.id).is_none())
+        })
+    }
+
     /// Copies `x`'s latency into its runtime state (`SessionRt::latency`) after its
     /// `Session` changed.
     pub(in crate::bgp) fn track_latency(&mut self, x: SessionId) {

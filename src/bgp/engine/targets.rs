@@ -157,15 +157,4 @@ impl BgpEngine {
         self.send_cache.targets = kept;
         (in_step, count)
     }
-
-    /// Whether `UpEpochs` says of every session what its state and epoch say: up in its
-    /// epoch exactly while Established, and up in no other epoch.
-    #[cfg(test)]
-    pub(crate) fn sessions_up_in_step(&self) -> bool {
-        self.sessions.iter().zip(&self.srt).all(|(sess, r)| {
-            let established = sess.state == crate::bgp::peering::SessionState::Established;
-            self.up.is_up(sess.id, r.epoch) == established
-                && (established || self.up.epoch(sess.id).is_none())
-        })
-    }
 }
