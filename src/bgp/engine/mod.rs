@@ -685,6 +685,9 @@ impl BgpEngine {
                     if let Some(ahead) = group.as_slice().get(prefetch::RECEIVERS_AHEAD - 1) {
                         self.prefetch_receiver(ahead);
                     }
+                    if let Some(next) = group.as_slice().first() {
+                        self.prefetch_queue_front(next.speaker);
+                    }
                     self.on_process_next(now, m, &mut starting, &mut out);
                 }
                 self.schedule_finishing(starting, &mut out);

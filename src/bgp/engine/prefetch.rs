@@ -13,7 +13,7 @@
 //! Invariant: nothing here reads or changes any state that matters; a prefetch is a hint
 //! the CPU may ignore, and it cannot fault.
 
-use crate::bgp::SessionId;
+use crate::bgp::{SessionId, SpeakerId};
 
 use super::{BgpEngine, BgpEvent, Delivery, InProcess};
 
@@ -25,7 +25,7 @@ impl BgpEngine {
             // The first receivers: the handler asks for the later ones as it goes.
             BgpEvent::Deliver { batch } => {
                 if let Some(Some(deliveries)) = self.in_flight.items.get(batch.0 as usize) {
-                    for d in deliveries.iter().take(RECEIVERS_AHEAD) {
+                    for d in deliveries.iter().take(DELIVERIES_AHEAD) {
                         self.prefetch_delivery(d);
                     }
                 }
@@ -71,6 +71,12 @@ impl BgpEngine {
 /// of: each receiver's are about eight, and a core keeps only so many misses in flight.
 pub(super) const RECEIVERS_AHEAD: usize = 2;
 
+/// How many deliveries ahead of the one being handled a batch of UPDATEs arriving together
+/// asks for the receiver's first line, and (half as many ahead, once that line is in) the
+/// slot of its queue the message goes into: a delivery reads little else, so it goes fast
+/// and needs its lines asked for further ahead.
+pub(super) const DELIVERIES_AHEAD: usize = 4;
+
 impl BgpEngine {
     /// Prefetches what delivering `d` reads: whether the session is still up in its epoch
     /// and the first line of the receiver's runtime state (whether it is up and busy, its
@@ -103,6 +109,32 @@ impl BgpEngine {
             .or_else(|| update.body.announced.first().map(|a| a.0));
         if let Some(slot) = first.and_then(|p| self.table.slot(s, p)) {
             prefetch_line(slot);
+        }
+    }
+}
+
+impl BgpEngine {
+    /// Prefetches the slot of `s`'s queue the next delivery to it is pushed into (after its
+    /// last waiting message; where the first would go when none waits). The queue's buffer
+    /// is an allocation of its own, apart from the receiver's lines; reading where it is
+    /// reads the first of those, which [`Self::prefetch_delivery`] asked for a receiver
+    /// earlier.
+    pub(super) fn prefetch_queue_back(&self, s: SpeakerId) {
+        if let Some(r) = self.rt.get(s.index()) {
+            let (front, back) = r.inbox.as_slices();
+            let end = match back {
+                [] => front.as_ptr_range().end,
+                _ => back.as_ptr_range().end,
+            };
+            prefetch_at(end.cast());
+        }
+    }
+
+    /// Prefetches the message `s` takes from its queue once it finishes the one it is
+    /// processing (see [`Self::prefetch_queue_back`]).
+    pub(super) fn prefetch_queue_front(&self, s: SpeakerId) {
+        if let Some(first) = self.rt.get(s.index()).and_then(|r| r.inbox.front()) {
+            prefetch_line(first);
         }
     }
 }

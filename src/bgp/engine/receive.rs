@@ -7,7 +7,7 @@ use crate::bgp::policy::{import_check, originator_check};
 use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource, Tag};
 use crate::model::time::{SimDuration, SimTime};
 
-use super::prefetch::{RECEIVERS_AHEAD, prefetch_line};
+use super::prefetch::{DELIVERIES_AHEAD, prefetch_line};
 use super::{BatchId, BgpEngine, BgpEvent, BgpLogKind, InProcess, Scheduled, Update};
 
 /// Messages started, by the instant they finish, in the order they started.
@@ -29,8 +29,12 @@ impl BgpEngine {
         let mut deliveries = deliveries.into_iter();
         let mut i = 0;
         while let Some(delivery) = deliveries.next() {
-            if let Some(ahead) = deliveries.as_slice().get(RECEIVERS_AHEAD - 1) {
-                self.prefetch_delivery(ahead);
+            let ahead = deliveries.as_slice();
+            if let Some(d) = ahead.get(DELIVERIES_AHEAD - 1) {
+                self.prefetch_delivery(d);
+            }
+            if let Some(d) = ahead.get(DELIVERIES_AHEAD / 2 - 1) {
+                self.prefetch_queue_back(d.update.to);
             }
             i += 1;
             let update = &delivery.update;

@@ -143,12 +143,14 @@ impl PrefixSteps {
         Some((kept.to, kept.outcome))
     }
 
-    /// Asks for the lines of the first steps kept at `p` (`prefetch.rs`).
+    /// Asks for the lines of the first steps kept at `p` (`prefetch.rs`), and the line of
+    /// their attributes, which a step found moves forward with it.
     pub(super) fn prefetch(&self, p: PrefixId) {
         if let Some(ways) = self.by_prefix.get(p.index())
             && let Some(first) = ways.kept.first_chunk::<FIRST_WAYS>()
         {
             super::prefetch::prefetch_all(first);
+            super::prefetch::prefetch_line(&ways.attrs[0]);
         }
     }
 
