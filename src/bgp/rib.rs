@@ -683,6 +683,15 @@ impl StateTable {
         Some(&tile[p.index() % CHUNK][lane])
     }
 
+    /// [`StateTable::slot`] to write: where `s`'s state id for `p` is kept, if a tile
+    /// holds it (else [`StateTable::set`] makes one). Reading and then writing a slot
+    /// through it looks the tile up once.
+    pub fn slot_mut(&mut self, s: super::SpeakerId, p: PrefixId) -> Option<&mut StateId> {
+        let (block, lane) = Self::lane(s);
+        let t = (*self.blocks.get(block)?.get(p.index() / CHUNK)?)?;
+        Some(&mut self.tiles.get_mut(t)[p.index() % CHUNK][lane])
+    }
+
     pub fn set(&mut self, s: super::SpeakerId, p: PrefixId, id: StateId) {
         let (block, lane) = Self::lane(s);
         let chunk = p.index() / CHUNK;

@@ -201,18 +201,29 @@ struct Arrivals {
     /// session order, and neighbouring clients (one rack) are as far away, so most messages
     /// arrive when the one before did and skip the map.
     last: usize,
+    /// How many messages are still to come ([`Arrivals::expect`]): a new group has room
+    /// for them all, so a reflector's flush to its thousands of clients does not grow
+    /// (and copy) its groups as it goes.
+    to_come: usize,
 }
 
 impl Arrivals {
+    /// Says that `n` more messages are to be added.
+    fn expect(&mut self, n: usize) {
+        self.to_come = n;
+    }
+
     fn add(&mut self, at: SimTime, delivery: Delivery) {
+        self.to_come = self.to_come.saturating_sub(1);
         if let Some((t, group)) = self.groups.get_mut(self.last)
             && *t == at
         {
             group.push(delivery);
             return;
         }
+        let room = self.to_come + 1;
         let i = *self.by_time.entry(at).or_insert_with(|| {
-            self.groups.push((at, Vec::new()));
+            self.groups.push((at, Vec::with_capacity(room)));
             self.groups.len() - 1
         });
         self.last = i;

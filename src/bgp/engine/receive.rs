@@ -249,6 +249,34 @@ impl BgpEngine {
         let (ebgp, from_client, tag) = self.receiving(s, update);
         let r = &mut self.rt[s.index()];
         r.received += 1;
+        if let ([], [(p, path, attrs)]) = (&update.body.withdrawn[..], &update.body.announced[..]) {
+            // One announcement, as most messages are: its state id was asked for with the
+            // receiver's lines (`prefetch_receiver`), and hundreds of receivers applying it
+            // together share its attributes and steps.
+            let accepted = self.imports(now, s, update, *p, attrs, (ebgp, from_client));
+            let step = self.step(s, *p, key(*path), tag, Some(attrs).filter(|_| accepted));
+            self.record(now, s, *p, step.to, step.outcome, out);
+        } else {
+            self.apply_each(now, s, update, (ebgp, from_client, tag), out);
+        }
+        if update.body.end_of_rib || !self.restart.is_idle() {
+            self.restart_on_update(now, s, x, &update.body, out);
+        }
+    }
+
+    /// [`BgpEngine::apply`] route by route, asking for each one's lines a few routes ahead.
+    fn apply_each(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        update: &Update,
+        (ebgp, from_client, tag): (bool, bool, Tag),
+        out: &mut Scheduled,
+    ) {
+        let key = |path: PathId| RouteKey {
+            source: RouteSource::Peer(update.session),
+            path,
+        };
         let withdrawn = update
             .body
             .withdrawn
@@ -274,9 +302,6 @@ impl BgpEngine {
             let attrs = attrs.filter(|_| accepted);
             let step = self.step(s, p, key(path), tag, attrs);
             self.record(now, s, p, step.to, step.outcome, out);
-        }
-        if update.body.end_of_rib || !self.restart.is_idle() {
-            self.restart_on_update(now, s, x, &update.body, out);
         }
     }
 }

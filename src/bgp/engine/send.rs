@@ -468,6 +468,7 @@ impl BgpEngine {
                 latency: r.latency,
             });
         }
+        arrivals.expect(visit.len());
         for v in &visit {
             let t = &v.target;
             let (x, bit, place, side) = (t.link.x, t.bit, t.place as usize, t.link.side());

@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use crate::bgp::decision;
 use crate::bgp::rib::{
-    Attrs, Destination, Held, LOCAL_TAG, Outcome, PrefixId, Route, RouteKey, RouteSource, State,
-    StateId, Step, Tag, Upsert, either,
+    Attrs, Destination, EMPTY, Held, LOCAL_TAG, Outcome, PrefixId, Route, RouteKey, RouteSource,
+    State, StateId, Step, Tag, Upsert, either,
 };
 use crate::bgp::{SessionId, SpeakerId};
 
@@ -130,17 +130,19 @@ impl PrefixSteps {
     /// place forward).
     pub(super) fn get(&mut self, p: PrefixId, step: &Step) -> Option<(StateId, Outcome)> {
         let ways = self.by_prefix.get_mut(p.index())?;
-        let i = ways
-            .kept
-            .iter()
-            .map_while(Option::as_ref)
-            .position(|k| k.step == *step)?;
-        let kept = ways.kept[i].expect("found");
-        if i > 0 {
-            ways.kept.swap(i, i - 1);
-            ways.attrs.swap(i, i - 1);
+        for i in 0..WAYS {
+            let kept = ways.kept[i].as_ref()?;
+            if kept.step != *step {
+                continue;
+            }
+            let found = (kept.to, kept.outcome);
+            if i > 0 {
+                ways.kept.swap(i, i - 1);
+                ways.attrs.swap(i, i - 1);
+            }
+            return Some(found);
         }
-        Some((kept.to, kept.outcome))
+        None
     }
 
     /// Asks for the lines of the first steps kept at `p` (`prefetch.rs`), and the line of
@@ -314,26 +316,57 @@ impl BgpEngine {
         tag: Tag,
         attrs: Option<&Attrs>,
     ) -> Stepped {
-        let from = self.table.get(s, p);
-        let memo = self.rt[s.index()].tags.class.map(|class| Step {
+        let Some(class) = self.rt[s.index()].tags.class else {
+            let from = self.table.get(s, p);
+            return self.compute_step(s, p, (key, attrs), from, None);
+        };
+        let BgpEngine {
+            table,
+            prefix_steps,
+            states,
+            ..
+        } = self;
+        // The slot is looked up once for the read and the write of a step replayed.
+        let slot = table.slot_mut(s, p);
+        let from = match &slot {
+            Some(id) => **id,
+            None => EMPTY,
+        };
+        let m = Step {
             from,
             class,
             tag,
             path: key.path,
             attrs: Step::address(attrs),
-        });
-        if let Some(m) = &memo {
-            let recalled = match self.prefix_steps.get(p, m) {
-                Some(hit) => Some(hit),
-                None => self.states.recall(m).inspect(|&hit| {
-                    self.prefix_steps.put(p, *m, attrs.cloned(), hit);
-                }),
-            };
-            if let Some((to, outcome)) = recalled {
-                self.table.set(s, p, to);
-                return Stepped { to, outcome };
-            }
+        };
+        let recalled = match prefix_steps.get(p, &m) {
+            Some(hit) => Some(hit),
+            None => states.recall(&m).inspect(|&hit| {
+                prefix_steps.put(p, m, attrs.cloned(), hit);
+            }),
+        };
+        let Some((to, outcome)) = recalled else {
+            return self.compute_step(s, p, (key, attrs), from, Some(m));
+        };
+        match slot {
+            Some(slot) => *slot = to,
+            None => table.set(s, p, to),
         }
+        Stepped { to, outcome }
+    }
+
+    /// [`BgpEngine::step`] computed: the candidate set or removed in `s`'s state `from`,
+    /// the decision run as it calls for, and the step remembered as `memo` (when `s`'s
+    /// steps may be replayed and the decision did not ask the underlay).
+    #[inline(never)]
+    fn compute_step(
+        &mut self,
+        s: SpeakerId,
+        p: PrefixId,
+        (key, attrs): (RouteKey, Option<&Attrs>),
+        from: StateId,
+        memo: Option<Step>,
+    ) -> Stepped {
         let mut d = self.destination_of(s, from);
         let kept = attrs.filter(|_| memo.is_some()).cloned();
         let change = match attrs {
