@@ -150,6 +150,12 @@ impl EventLog {
     }
 
     /// Keeps `entry` if the level keeps its kind.
+    /// Whether a line of `kind` would be kept, or recorded as a scenario event: when not,
+    /// its outcome need not be written out at all.
+    pub fn wants(&self, kind: &str) -> bool {
+        self.level.keeps(kind) || SCENARIO_EVENT_KINDS.contains(&kind) || kind == "podDeleted"
+    }
+
     pub fn push(&mut self, entry: LogEntry) {
         if is_scenario_event(&entry) {
             self.scenario_events.push(entry.clone());

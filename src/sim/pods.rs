@@ -104,8 +104,13 @@ impl Simulation<'_> {
             self.world.cluster.bind(id, node);
             self.refresh_placement(node);
             let key = self.world.cluster.pod(id).key();
-            let node_name = self.world.topology.node(node).name.clone();
-            self.record("podScheduled", key, format!("on {node_name}"));
+            // A `check` of 150,000 pods keeps none of their lines: not written out then.
+            let outcome = if self.log.wants("podScheduled") {
+                format!("on {}", self.world.topology.node(node).name)
+            } else {
+                String::new()
+            };
+            self.record("podScheduled", key, outcome);
         }
         let Some(node) = self.world.cluster.pod(id).node else {
             return;
@@ -153,15 +158,22 @@ impl Simulation<'_> {
         let node_down = topo_node.down;
         match result {
             Ok(address) => {
-                let outcome = format!(
-                    "{} from {}{}",
-                    address.ip,
-                    address.block.map_or(address.pool.clone(), |b| format!(
-                        "{} block {b}",
-                        address.pool
-                    )),
-                    if address.borrowed { " (borrowed)" } else { "" }
-                );
+                let outcome = || {
+                    format!(
+                        "{} from {}{}",
+                        address.ip,
+                        address.block.map_or(address.pool.clone(), |b| format!(
+                            "{} block {b}",
+                            address.pool
+                        )),
+                        if address.borrowed { " (borrowed)" } else { "" }
+                    )
+                };
+                let outcome = if self.log.wants("podAddressed") {
+                    outcome()
+                } else {
+                    String::new()
+                };
                 self.pool_usage.change(self.now, &address.pool, 1);
                 let status = if node_down {
                     PodStatus::Unknown

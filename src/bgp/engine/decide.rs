@@ -113,26 +113,34 @@ impl BgpEngine {
         }
         self.last_rib_change = now;
         if self.options.routes {
-            let net = self.prefixes.net(p);
-            let outcome = match self.states.get(to).best() {
-                Some(best) => format!(
-                    "{net} {} ({})",
-                    best.attrs,
-                    match best.status {
-                        RouteStatus::Best(why) => why.to_string(),
-                        _ => String::new(),
-                    }
-                ),
-                None => format!("{net} unreachable"),
-            };
-            let subject = self.name(s);
-            self.note(now, BgpLogKind::BestPathChanged, subject, outcome);
+            self.note_best_path(now, s, p, to);
         } else {
             self.last_activity = self.last_activity.max(now);
         }
         if !nowhere {
             self.schedule_export(now, s, p, out);
         }
+    }
+
+    /// Logs `s`'s new best route for `p` (its state now `to`): with `--events all` only, so
+    /// kept out of [`Self::record`], which millions of routes go through.
+    #[cold]
+    #[inline(never)]
+    fn note_best_path(&mut self, now: SimTime, s: SpeakerId, p: PrefixId, to: StateId) {
+        let net = self.prefixes.net(p);
+        let outcome = match self.states.get(to).best() {
+            Some(best) => format!(
+                "{net} {} ({})",
+                best.attrs,
+                match best.status {
+                    RouteStatus::Best(why) => why.to_string(),
+                    _ => String::new(),
+                }
+            ),
+            None => format!("{net} unreachable"),
+        };
+        let subject = self.name(s);
+        self.note(now, BgpLogKind::BestPathChanged, subject, outcome);
     }
 
     /// Whether no peer of `s` can see a difference in `p`, whose state is `state`: a plain

@@ -3,7 +3,7 @@
 
 use crate::bgp::SpeakerId;
 use crate::bgp::peering::SessionType;
-use crate::bgp::policy::{import_check, originator_check};
+use crate::bgp::policy::{ImportRejected, import_check, originator_check};
 use crate::bgp::rib::{Attrs, PathId, PrefixId, RouteKey, RouteSource, Tag};
 use crate::model::time::{SimDuration, SimTime};
 
@@ -176,6 +176,7 @@ impl BgpEngine {
     }
 
     /// Whether `s` accepts `attrs` for `p` from `update`'s sender (a rejection is logged).
+    #[inline]
     fn imports(
         &mut self,
         now: SimTime,
@@ -197,9 +198,26 @@ impl BgpEngine {
             assert_eq!(self.rt[s.index()].router_id, Some(me.router_id));
             assert_eq!(checked, import_check(attrs, ebgp, from_client, me));
         }
-        let Err(why) = checked else {
-            return true;
-        };
+        match checked {
+            Ok(()) => true,
+            Err(why) => {
+                self.rejected(now, s, update, p, why);
+                false
+            }
+        }
+    }
+
+    /// Logs (with `--events all`) that `s` rejected `p` from `update`'s sender.
+    #[cold]
+    #[inline(never)]
+    fn rejected(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        update: &Update,
+        p: PrefixId,
+        why: ImportRejected,
+    ) {
         if self.options.routes {
             let subject = format!("{} <- {}", self.name(s), self.name(update.from));
             let outcome = format!("{} rejected: {why}", self.prefixes.net(p));
@@ -207,7 +225,6 @@ impl BgpEngine {
         } else {
             self.last_activity = self.last_activity.max(now);
         }
-        false
     }
 
     /// What applying `update` at `s` needs of its session: whether it is eBGP, whether the

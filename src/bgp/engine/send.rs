@@ -816,15 +816,25 @@ impl BgpEngine {
             body,
         };
         if self.options.updates {
-            let subject = format!("{} -> {}", self.name(s), self.name(to));
-            let outcome = self.describe_update(&update);
-            self.note(now, BgpLogKind::Update, subject, outcome);
+            self.note_update(now, &update);
         } else {
             self.last_activity = self.last_activity.max(now);
         }
         self.rt[s.index()].sent += 1;
         self.total_updates += 1;
         arrivals.add(arrival, Delivery { epoch, update });
+    }
+}
+
+impl BgpEngine {
+    /// Logs `update` as it leaves (with `--events all` only, so kept out of
+    /// [`Self::send_on`], which every message goes through).
+    #[cold]
+    #[inline(never)]
+    fn note_update(&mut self, now: SimTime, update: &Update) {
+        let subject = format!("{} -> {}", self.name(update.from), self.name(update.to));
+        let outcome = self.describe_update(update);
+        self.note(now, BgpLogKind::Update, subject, outcome);
     }
 }
 
