@@ -148,6 +148,7 @@ impl BgpEngine {
     /// so with no route of its own for `p` and nothing advertised for it, an export would
     /// find nothing to send and record nothing. (The state is read only for the few
     /// prefixes `s` may originate: for the others, it holds no route of its own.)
+    #[inline]
     pub(super) fn passes_on_nothing(&self, s: SpeakerId, p: PrefixId, state: StateId) -> bool {
         let r = &self.rt[s.index()];
         let own = |state: StateId| {

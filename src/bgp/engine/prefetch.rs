@@ -95,6 +95,7 @@ impl BgpEngine {
     /// first prefix (most messages carry one). The session's own lines and the receiver's
     /// `Speaker` are not asked for: only a receiver that is not plain reads them
     /// (`BgpEngine::receiving`, `BgpEngine::imports`), a few in a cluster.
+    #[inline]
     pub(super) fn prefetch_receiver(&self, m: &InProcess) {
         let update = &m.delivery.update;
         self.up.prefetch(update.session);
