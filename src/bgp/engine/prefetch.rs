@@ -112,9 +112,7 @@ impl BgpEngine {
             prefetch_line(slot);
         }
     }
-}
 
-impl BgpEngine {
     /// Prefetches the slot of `s`'s queue the next delivery to it is pushed into (after its
     /// last waiting message; where the first would go when none waits). The queue's buffer
     /// is an allocation of its own, apart from the receiver's lines; reading where it is

@@ -824,9 +824,7 @@ impl BgpEngine {
         self.total_updates += 1;
         arrivals.add(arrival, Delivery { epoch, update });
     }
-}
 
-impl BgpEngine {
     /// Logs `update` as it leaves (with `--events all` only, so kept out of
     /// [`Self::send_on`], which every message goes through).
     #[cold]
