@@ -292,6 +292,23 @@ mod tests {
     }
 
     #[test]
+    fn a_discarded_log_wants_only_scenario_events() {
+        // `check` discards the log: a pod's placement lines need no outcome written out,
+        // but scenario events are still recorded (`podDeleted` is one when its outcome is
+        // "deleted", so its outcome is always wanted).
+        let discard = EventLog::discard();
+        assert!(!discard.wants("podScheduled"));
+        assert!(!discard.wants("podAddressed"));
+        assert!(discard.wants("nodeDown"));
+        assert!(discard.wants("podDeleted"));
+        // A level that keeps a kind wants it; Sessions keeps pod lines, not route lines.
+        let sessions = EventLog::memory(EventLevel::Sessions);
+        assert!(sessions.wants("podScheduled"));
+        assert!(!sessions.wants("bestPathChanged"));
+        assert!(EventLog::memory(EventLevel::All).wants("bestPathChanged"));
+    }
+
+    #[test]
     fn a_stream_writes_the_bytes_events_jsonl_writes() {
         let buffer = Shared::default();
         let mut log = EventLog::stream(EventLevel::All, Box::new(buffer.clone()));

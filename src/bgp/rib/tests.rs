@@ -172,6 +172,17 @@ fn the_state_table_keeps_each_speaker_apart_and_allocates_only_where_something_i
         .map(|id| id.0)
         .collect();
     assert_eq!(live, [8, 5]);
+    // `slot_mut` reaches the slot `get` reads and `set` writes, and only where a tile is:
+    // speaker 18 shares speaker 16's tile at prefix 3; prefix 600 of block 1 has a tile
+    // (speaker 17 held it before the clear); prefix 300 of block 0 has none.
+    *table.slot_mut(SpeakerId(18), PrefixId(3)).expect("a tile") = StateId(9);
+    assert_eq!(table.get(SpeakerId(18), PrefixId(3)), StateId(9));
+    assert_eq!(table.get(SpeakerId(16), PrefixId(3)), StateId(5));
+    assert_eq!(
+        table.slot_mut(SpeakerId(17), PrefixId(600)).copied(),
+        Some(EMPTY)
+    );
+    assert!(table.slot_mut(SpeakerId(3), PrefixId(300)).is_none());
 }
 
 proptest::proptest! {
