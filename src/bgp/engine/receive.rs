@@ -102,7 +102,9 @@ impl BgpEngine {
     /// one event, where their lines are asked for ahead (`prefetch.rs`). (Events at one
     /// instant keep their order: the only events a handler schedules after `now` are
     /// these; one that finishes at `now`, when processing takes no time, is scheduled in
-    /// place.)
+    /// place.) Inlined in the handler, which calls it once per message received: the call
+    /// and its frame were a tenth of its instructions.
+    #[inline(always)]
     pub(super) fn on_process_next(
         &mut self,
         now: SimTime,
