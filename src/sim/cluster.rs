@@ -13,6 +13,7 @@ use std::net::IpAddr;
 use super::addressing::PodAddress;
 use crate::ipam::calico::IpamError;
 use crate::ipam::spiderpool::SpiderError;
+use crate::model::hash::FastMap;
 use crate::model::topology::{NodeId, Topology};
 use crate::model::workload::{PodStatus, Workload, WorkloadId};
 
@@ -126,7 +127,10 @@ impl Pod {
 pub struct Cluster {
     pods: BTreeMap<PodId, Pod>,
     next_id: u64,
-    by_name: BTreeMap<(String, String), PodId>,
+    /// Pods by (namespace, name), looked up only (`find` without a namespace takes the
+    /// first in name order): inserting into a tree of string pairs was half of adding a
+    /// pod (callgrind, rr-1000).
+    by_name: FastMap<(String, String), PodId>,
     /// Per workload, the slots it wants filled.
     wanted: Vec<BTreeSet<PodSlot>>,
     /// Per workload and slot, the pod filling it.
@@ -334,7 +338,8 @@ impl Cluster {
             None => self
                 .by_name
                 .iter()
-                .find(|((_, name), _)| name == reference)
+                .filter(|((_, name), _)| name == reference)
+                .min_by_key(|(key, _)| *key)
                 .map(|(_, id)| *id),
         }
     }
@@ -381,6 +386,31 @@ mod tests {
             .map(|p| p.id)
             .collect();
         assert_eq!(c.pending(), scanned);
+    }
+
+    #[test]
+    fn a_pod_is_found_by_namespace_and_name_or_by_name_first_in_name_order() {
+        // `deletePods: {pod: NAME}` may name a pod without its namespace: the first in
+        // (namespace, name) order, whichever was created first and however many there are.
+        let (mut c, w) = one_workload();
+        let mut add = |ns: &str, name: &str, o| c.add_pod(w, PodSlot::Ordinal(o), ns, name, false);
+        let (zeta, beta, alpha) = (
+            add("zeta", "web", 0),
+            add("beta", "web", 1),
+            add("alpha", "web", 2),
+        );
+        let other = add("alpha", "db", 3);
+        for i in 4..40 {
+            add(&format!("ns-{i}"), "web", i);
+        }
+        assert_eq!(c.find("web"), Some(alpha));
+        assert_eq!(c.find("zeta/web"), Some(zeta));
+        assert_eq!(c.find("beta/web"), Some(beta));
+        assert_eq!(c.find("db"), Some(other));
+        assert_eq!(c.find("alpha/nothing"), None);
+        c.remove_pod(alpha);
+        assert_eq!(c.find("web"), Some(beta));
+        assert_eq!(c.find("alpha/web"), None);
     }
 
     #[test]
