@@ -45,7 +45,12 @@ dirty="$(git -C "$root" status --porcelain --untracked-files=no 2> /dev/null | h
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-echo "Binary: $podnet (podnet $commit${dirty:+, uncommitted changes}); callgrind instruction counts"
+if [[ -z "${PODNET:-}" ]]; then
+  echo "Binary: $podnet (podnet $commit${dirty:+, uncommitted changes}); callgrind instruction counts"
+else
+  # A binary given by PODNET may come from any commit: name it, not the checkout's.
+  echo "Binary: $podnet (from PODNET; the checkout is at $commit); callgrind instruction counts"
+fi
 echo
 echo "| scenario | command | instructions | of which the BGP engine |"
 echo "|---|---|---:|---:|"
