@@ -260,27 +260,44 @@ impl BgpEngine {
         update: &Update,
         out: &mut Scheduled,
     ) {
-        let x = update.session;
-        let key = |path: PathId| RouteKey {
-            source: RouteSource::Peer(x),
-            path,
-        };
-        let (ebgp, from_client, tag) = self.receiving(s, update);
+        let receiving = self.receiving(s, update);
         let r = &mut self.rt[s.index()];
         r.received += 1;
         if let ([], [(p, path, attrs)]) = (&update.body.withdrawn[..], &update.body.announced[..]) {
             // One announcement, as most messages are: its state id was asked for with the
             // receiver's lines (`prefetch_receiver`), and hundreds of receivers applying it
             // together share its attributes and steps.
-            let accepted = self.imports(now, s, update, *p, attrs, (ebgp, from_client));
-            let step = self.step(s, *p, key(*path), tag, Some(attrs).filter(|_| accepted));
-            self.record(now, s, *p, step.to, step.outcome, out);
+            self.apply_route(now, s, update, (*p, *path, Some(attrs)), receiving, out);
         } else {
-            self.apply_each(now, s, update, (ebgp, from_client, tag), out);
+            self.apply_each(now, s, update, receiving, out);
         }
         if update.body.end_of_rib || !self.restart.is_idle() {
-            self.restart_on_update(now, s, x, &update.body, out);
+            self.restart_on_update(now, s, update.session, &update.body, out);
         }
+    }
+
+    /// Applies one route of `update` (an announcement with its attributes, or a withdrawal)
+    /// at `s`: the import check, the step of `s`'s state and what it means beyond the RIB.
+    #[inline(always)]
+    fn apply_route(
+        &mut self,
+        now: SimTime,
+        s: SpeakerId,
+        update: &Update,
+        (p, path, attrs): (PrefixId, PathId, Option<&Attrs>),
+        (ebgp, from_client, tag): (bool, bool, Tag),
+        out: &mut Scheduled,
+    ) {
+        let accepted = match attrs {
+            Some(attrs) => self.imports(now, s, update, p, attrs, (ebgp, from_client)),
+            None => true,
+        };
+        let key = RouteKey {
+            source: RouteSource::Peer(update.session),
+            path,
+        };
+        let step = self.step(s, p, key, tag, attrs.filter(|_| accepted));
+        self.record(now, s, p, step.to, step.outcome, out);
     }
 
     /// [`BgpEngine::apply`] route by route, asking for each one's lines a few routes ahead.
@@ -289,13 +306,9 @@ impl BgpEngine {
         now: SimTime,
         s: SpeakerId,
         update: &Update,
-        (ebgp, from_client, tag): (bool, bool, Tag),
+        receiving: (bool, bool, Tag),
         out: &mut Scheduled,
     ) {
-        let key = |path: PathId| RouteKey {
-            source: RouteSource::Peer(update.session),
-            path,
-        };
         let withdrawn = update
             .body
             .withdrawn
@@ -314,13 +327,7 @@ impl BgpEngine {
             if let Some((p, _, attrs)) = ahead {
                 self.prefetch_route(s, *p, attrs);
             }
-            let accepted = match attrs {
-                Some(attrs) => self.imports(now, s, update, p, attrs, (ebgp, from_client)),
-                None => true,
-            };
-            let attrs = attrs.filter(|_| accepted);
-            let step = self.step(s, p, key(path), tag, attrs);
-            self.record(now, s, p, step.to, step.outcome, out);
+            self.apply_route(now, s, update, (p, path, attrs), receiving, out);
         }
     }
 }

@@ -333,10 +333,7 @@ impl BgpEngine {
         } = self;
         // The slot is looked up once for the read and the write of a step replayed.
         let slot = table.slot_mut(s, p);
-        let from = match &slot {
-            Some(id) => **id,
-            None => EMPTY,
-        };
+        let from = slot.as_deref().map_or(EMPTY, |id| *id);
         let m = Step {
             from,
             class,
