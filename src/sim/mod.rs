@@ -147,6 +147,8 @@ pub struct Simulation<'s> {
     bgp_updates: Vec<(u64, u64)>,
     /// The engine's UPDATE count when last looked at.
     updates_seen: u64,
+    /// The buffer the BGP engine's events are handled into, kept empty between events.
+    bgp_scheduled: Vec<(SimTime, BgpEvent)>,
     /// Where a progress line reads how far the run has got (written, never read).
     progress: Option<std::sync::Arc<progress::Progress>>,
     scheduling: Stream,
@@ -338,6 +340,7 @@ impl<'s> Simulation<'s> {
             log,
             bgp_updates: Vec::new(),
             updates_seen: 0,
+            bgp_scheduled: Vec::new(),
             progress: None,
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
             retry_queued: false,
@@ -447,8 +450,11 @@ impl<'s> Simulation<'s> {
             Event::IpamGc => self.world.addressing.gc(self.now),
             Event::Bgp(ev) => {
                 if let Some(bgp) = self.world.control.bgp.as_mut() {
-                    let scheduled = bgp.handle(self.now, ev);
-                    self.schedule_bgp(scheduled);
+                    // One buffer for every event's output (`BgpEngine::handle`).
+                    let mut scheduled = std::mem::take(&mut self.bgp_scheduled);
+                    bgp.handle(self.now, ev, &mut scheduled);
+                    self.schedule_bgp(&mut scheduled);
+                    self.bgp_scheduled = scheduled;
                 }
             }
             Event::Datastore { prefix, next_hop } => {

@@ -363,8 +363,9 @@ impl BgpEngine {
     /// Drains the instants (ascending, each once) at which some FIB changed since the last
     /// call: a learned best route appeared, went, or changed its next hop. A best-path change
     /// that leaves the next hop as it was (another reflector's copy) is not one (SPEC §2.6).
-    pub fn take_fib_change_times(&mut self) -> Vec<SimTime> {
-        std::mem::take(&mut self.fib_change_times)
+    /// (Drained in place: the vector keeps its room for the next ones.)
+    pub fn drain_fib_change_times(&mut self) -> std::vec::Drain<'_, SimTime> {
+        self.fib_change_times.drain(..)
     }
 
     /// The last instant something happened that the full log would have a line for.
