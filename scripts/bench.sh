@@ -32,7 +32,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/benches/scenarios"
-podnet="$root/target/release/podnet"
+podnet="$root/target/dist/podnet"
 
 # name  mode  racks-per-zone  nodes-per-rack  policy (none, enforce, ignore)  [events]
 sizes=(
@@ -277,7 +277,8 @@ if ((${#selected[@]} == 0)); then
 fi
 $generate_only && exit 0
 
-(cd "$root" && cargo build --release --quiet)
+# The `dist` profile (Cargo.toml): the binary as installed, optimized across crates.
+(cd "$root" && cargo build --profile dist --quiet)
 
 # median: the middle of the numbers on stdin (the lower middle for an even count).
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }

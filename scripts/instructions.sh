@@ -14,14 +14,14 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-podnet="${PODNET:-$root/target/release/podnet}"
+podnet="${PODNET:-$root/target/dist/podnet}"
 
 if ! command -v valgrind > /dev/null || ! command -v callgrind_annotate > /dev/null; then
   echo "instructions.sh: needs valgrind (callgrind and callgrind_annotate; Debian: apt-get install valgrind)" >&2
   exit 2
 fi
 if [[ -z "${PODNET:-}" ]]; then
-  (cd "$root" && cargo build --release --quiet)
+  (cd "$root" && cargo build --profile dist --quiet)
 fi
 
 sizes=("$@")
