@@ -75,8 +75,8 @@ impl Simulation<'_> {
                 };
                 self.record(kind, format!("{a}--{b}"), outcome);
                 if let Some(bgp) = self.world.control.bgp.as_mut() {
-                    let mut scheduled = bgp.link_changed(self.now, &self.world.topology);
-                    self.schedule_bgp(&mut scheduled);
+                    let scheduled = bgp.link_changed(self.now, &self.world.topology);
+                    self.schedule_bgp(scheduled);
                 }
             }
             Action::Scale {
@@ -276,12 +276,12 @@ impl Simulation<'_> {
         self.record(kind, name, if down { "down" } else { "up" });
         let device = self.world.topology.node(id).device;
         if let Some(bgp) = self.world.control.bgp.as_mut() {
-            let mut scheduled = if down {
+            let scheduled = if down {
                 bgp.speaker_down(self.now, device)
             } else {
                 bgp.speaker_up(self.now, device)
             };
-            self.schedule_bgp(&mut scheduled);
+            self.schedule_bgp(scheduled);
         }
         if !down {
             self.queue_retry();
@@ -310,8 +310,8 @@ impl Simulation<'_> {
             && !down
             && let Some(bgp) = self.world.control.bgp.as_mut()
         {
-            let mut scheduled = bgp.restart_bgp(self.now, device, down_for);
-            self.schedule_bgp(&mut scheduled);
+            let scheduled = bgp.restart_bgp(self.now, device, down_for);
+            self.schedule_bgp(scheduled);
         }
     }
 
@@ -342,8 +342,8 @@ impl Simulation<'_> {
         self.refresh_placement(id);
         let device = self.world.topology.node(id).device;
         if let Some(bgp) = self.world.control.bgp.as_mut() {
-            let mut scheduled = bgp.speaker_removed(self.now, device);
-            self.schedule_bgp(&mut scheduled);
+            let scheduled = bgp.speaker_removed(self.now, device);
+            self.schedule_bgp(scheduled);
         }
         self.world.addressing.remove_node(self.now, name);
         self.record("deleteNode", name, "deleted");

@@ -79,7 +79,7 @@ impl Simulation<'_> {
             .map(|id| self.world.topology.node(id).device);
         if let Some(bgp) = self.world.control.bgp.as_mut() {
             // The owner originates; a withdrawal comes from whoever originated it.
-            let mut scheduled = match device {
+            let scheduled = match device {
                 Some(d) => bgp.originate(self.now, d, prefix),
                 None => {
                     let origin = self.originators.remove(&prefix);
@@ -91,7 +91,7 @@ impl Simulation<'_> {
             if let Some(d) = device {
                 self.originators.insert(prefix, d);
             }
-            self.schedule_bgp(&mut scheduled);
+            self.schedule_bgp(scheduled);
         }
         if self.world.control.felix.is_some() {
             let next_hop = owner
@@ -150,7 +150,7 @@ impl Simulation<'_> {
         let mut scheduled = engine.set_pools(self.now, pools);
         scheduled.extend(engine.start(self.now));
         self.world.control.bgp = Some(Box::new(engine));
-        self.schedule_bgp(&mut scheduled);
+        self.schedule_bgp(scheduled);
     }
 
     /// Re-plans the BGP peering from the configuration in force and the topology as they are
@@ -170,13 +170,16 @@ impl Simulation<'_> {
             &inputs.peers,
             calico_bird,
         );
-        let mut scheduled = engine.reconfigure(self.now, &self.world.topology, peering, cause);
-        self.schedule_bgp(&mut scheduled);
+        let scheduled = engine.reconfigure(self.now, &self.world.topology, peering, cause);
+        self.schedule_bgp(scheduled);
     }
 
     /// Queues what the BGP engine scheduled and moves its log into the event log.
-    pub(super) fn schedule_bgp(&mut self, scheduled: &mut Vec<(SimTime, BgpEvent)>) {
-        for (at, ev) in scheduled.drain(..) {
+    pub(super) fn schedule_bgp(
+        &mut self,
+        scheduled: impl IntoIterator<Item = (SimTime, BgpEvent)>,
+    ) {
+        for (at, ev) in scheduled {
             self.queue.push(at, Event::Bgp(ev));
         }
         let Some(bgp) = self.world.control.bgp.as_mut() else {

@@ -453,7 +453,7 @@ impl<'s> Simulation<'s> {
                     // One buffer for every event's output (`BgpEngine::handle`).
                     let mut scheduled = std::mem::take(&mut self.bgp_scheduled);
                     bgp.handle(self.now, ev, &mut scheduled);
-                    self.schedule_bgp(&mut scheduled);
+                    self.schedule_bgp(scheduled.drain(..));
                     self.bgp_scheduled = scheduled;
                 }
             }

@@ -51,6 +51,6 @@ impl Simulation<'_> {
             }
         }
         self.world.control.service_routes = wanted;
-        self.schedule_bgp(&mut scheduled);
+        self.schedule_bgp(scheduled);
     }
 }
