@@ -582,6 +582,12 @@ impl<'s> Simulation<'s> {
     ) {
         self.last_change = self.now;
         let subject = subject.into();
+        if !self.log.wants(kind) {
+            // The log would drop the line (a `check` keeps no pod lines): only the last
+            // change's subject is kept, for the end reason.
+            self.last_change_what = (kind, subject);
+            return;
+        }
         self.last_change_what = (kind, subject.clone());
         self.log.push(LogEntry {
             time_us: self.now.as_micros(),

@@ -70,7 +70,7 @@ impl Simulation<'_> {
                 .add_pod(w, slot, &workload.namespace, &name, workload.host_network);
         self.record(
             "podCreated",
-            format!("{}/{name}", workload.namespace),
+            super::cluster::pod_key(&workload.namespace, &name),
             "created",
         );
         self.place(id);
