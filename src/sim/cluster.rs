@@ -150,7 +150,7 @@ impl<'a> Iterator for Pods<'a> {
     type Item = &'a Pod;
 
     fn next(&mut self) -> Option<&'a Pod> {
-        let pod = self.slots.by_ref().flatten().next()?;
+        let pod = self.slots.find_map(Option::as_ref)?;
         self.left -= 1;
         Some(pod)
     }

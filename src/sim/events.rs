@@ -149,13 +149,13 @@ impl EventLog {
         self.level
     }
 
-    /// Keeps `entry` if the level keeps its kind.
     /// Whether a line of `kind` would be kept, or recorded as a scenario event: when not,
-    /// its outcome need not be written out at all.
+    /// [`EventLog::push`] would leave no trace of it, so it need not be built at all.
     pub fn wants(&self, kind: &str) -> bool {
         self.level.keeps(kind) || SCENARIO_EVENT_KINDS.contains(&kind) || kind == "podDeleted"
     }
 
+    /// Keeps `entry` if the level keeps its kind, and aside if it records a scenario event.
     pub fn push(&mut self, entry: LogEntry) {
         if is_scenario_event(&entry) {
             self.scenario_events.push(entry.clone());
@@ -306,6 +306,41 @@ mod tests {
         assert!(sessions.wants("podScheduled"));
         assert!(!sessions.wants("bestPathChanged"));
         assert!(EventLog::memory(EventLevel::All).wants("bestPathChanged"));
+    }
+
+    #[test]
+    fn a_line_not_wanted_would_leave_no_trace() {
+        // `Simulation::record` skips building the lines `wants` refuses: pushing one must
+        // keep nothing, at every level, whatever its outcome (`podDeleted` "deleted" is a
+        // scenario event, so `podDeleted` is always wanted).
+        let kinds = KINDS.iter().chain(SCENARIO_EVENT_KINDS.iter()).chain(
+            [
+                "podCreated",
+                "podScheduled",
+                "podAddressed",
+                "podPending",
+                "podDeleted",
+            ]
+            .iter(),
+        );
+        for level in [EventLevel::None, EventLevel::Sessions, EventLevel::All] {
+            for kind in kinds.clone() {
+                for outcome in ["deleted", "evicted", "created"] {
+                    let mut log = EventLog::memory(level);
+                    if log.wants(kind) {
+                        continue;
+                    }
+                    log.push(LogEntry {
+                        outcome: outcome.to_string(),
+                        ..entry(1, kind)
+                    });
+                    let (entries, written) = log.finish();
+                    assert!(entries.is_empty(), "{level:?} {kind} {outcome}");
+                    assert_eq!(written.lines, 0, "{level:?} {kind} {outcome}");
+                    assert!(written.scenario_events.is_empty(), "{level:?} {kind}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -582,20 +582,18 @@ impl<'s> Simulation<'s> {
     ) {
         self.last_change = self.now;
         let subject = subject.into();
-        if !self.log.wants(kind) {
-            // The log would drop the line (a `check` keeps no pod lines): only the last
-            // change's subject is kept, for the end reason.
-            self.last_change_what = (kind, subject);
-            return;
+        // A line the log would drop (a `check` keeps no pod lines) is not built: only the
+        // last change's subject is kept, for the end reason.
+        if self.log.wants(kind) {
+            self.log.push(LogEntry {
+                time_us: self.now.as_micros(),
+                kind,
+                subject: subject.clone(),
+                outcome: outcome.into(),
+                block: None,
+            });
         }
-        self.last_change_what = (kind, subject.clone());
-        self.log.push(LogEntry {
-            time_us: self.now.as_micros(),
-            kind,
-            subject,
-            outcome: outcome.into(),
-            block: None,
-        });
+        self.last_change_what = (kind, subject);
     }
 
     /// HNS changes become log lines, each with its node as subject and its block.
