@@ -156,6 +156,14 @@ struct Net {
     log: Vec<BgpLogEntry>,
 }
 
+/// What the engine schedules handling `e` at `t` (into a buffer of its own, where the
+/// simulator reuses one).
+fn handle(engine: &mut BgpEngine, t: SimTime, e: BgpEvent) -> Scheduled {
+    let mut out = Vec::new();
+    engine.handle(t, e, &mut out);
+    out
+}
+
 impl Net {
     fn new(topology: Topology, config: &BgpConfig, peers: &[Peer], timers: TimerProfile) -> Net {
         Net::with(topology, config, peers, timers, settings())
@@ -212,8 +220,7 @@ impl Net {
             }
             let Reverse((t, _, e)) = self.queue.pop().unwrap();
             self.now = t;
-            let mut evs = Vec::new();
-            self.engine.handle(t, e, &mut evs);
+            let evs = handle(&mut self.engine, t, e);
             self.handled += 1;
             self.push(evs);
         }
@@ -365,8 +372,7 @@ fn prefetching_any_event_even_a_stale_one_is_harmless() {
     while let Some(Reverse((t, _, e))) = net.queue.pop() {
         net.now = t;
         net.engine.prefetch(&e);
-        let mut evs = Vec::new();
-        net.engine.handle(t, e, &mut evs);
+        let evs = handle(&mut net.engine, t, e);
         // Handled: a batch's or a message's slot is empty now.
         net.engine.prefetch(&e);
         handled += 1;
@@ -1213,8 +1219,7 @@ fn speakers_finishing_together_start_their_queued_messages_in_one_event() {
     while let Some(Reverse((t, _, e))) = net.queue.pop() {
         assert!(t < secs(100), "the network never settles");
         net.now = t;
-        let mut events = Vec::new();
-        net.engine.handle(t, e, &mut events);
+        let events = handle(&mut net.engine, t, e);
         let mut instants: Vec<SimTime> = events
             .iter()
             .filter(|(_, e)| matches!(e, BgpEvent::ProcessNext { .. }))

@@ -148,7 +148,7 @@ pub struct Simulation<'s> {
     /// The engine's UPDATE count when last looked at.
     updates_seen: u64,
     /// The buffer the BGP engine's events are handled into, kept empty between events.
-    bgp_scheduled: Vec<(SimTime, BgpEvent)>,
+    bgp_scheduled: bgp::Scheduled,
     /// Where a progress line reads how far the run has got (written, never read).
     progress: Option<std::sync::Arc<progress::Progress>>,
     scheduling: Stream,
