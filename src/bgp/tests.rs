@@ -560,6 +560,34 @@ fn clients_coming_up_while_nothing_changes_are_sent_one_shared_full_table() {
 }
 
 #[test]
+fn a_change_no_client_sees_is_worked_out_once_per_flush_for_the_whole_group() {
+    // r0n0..r0n2 reflect for the clients r0n3..r0n6 (cluster 1.1.1.1); r0n3 originates a
+    // block. Each reflector keeps what its two partners reflect to it (CLUSTER_LIST
+    // [1.1.1.1], lost to the client's own announcement, as the test above shows) and, its
+    // candidates changed, flushes the block again; but that is no change for its clients,
+    // since BIRD refuses on export a route whose CLUSTER_LIST holds the client session's
+    // cluster ID. r0n4..r0n6 are one update group (same export profile, none of them the
+    // session the block came on): finding that nothing goes to them is done once per flush,
+    // as finding what goes is, not once per client.
+    let mut net = reflected(7, true);
+    net.originate("r0n3", "10.244.3.0/26");
+    net.settle();
+    assert!(
+        net.engine.group_bodies_empty > 0,
+        "the partners' reflections were flushed to nobody"
+    );
+    assert_eq!(net.engine.group_bodies_repeated, 0);
+    for c in ["r0n4", "r0n5", "r0n6"] {
+        let e = net.entry(c, "10.244.3.0/26").expect("learned");
+        assert_eq!(
+            e.routes.len(),
+            3,
+            "{c}: one route per reflector, no reflection"
+        );
+    }
+}
+
+#[test]
 fn a_client_of_one_reflector_is_reached_through_the_other_reflector_of_its_cluster() {
     // r0n0 and r0n1 reflect for cluster 1.1.1.1 and peer as plain iBGP (Calico: same cluster
     // ID, no `rr client`). r0n2 peers with both; r0n3 (asymmetric) with r0n0 only.

@@ -506,6 +506,13 @@ pub struct BgpEngine {
     /// rather than sent again (tests measure what a session coming up costs).
     #[cfg(test)]
     pub(crate) full_tables_built: u64,
+    /// A flush's changes worked out for a session of an update group whose group had them
+    /// worked out already in that flush, and the groups for which they came to nothing
+    /// (tests hold a flush to one computation per group).
+    #[cfg(test)]
+    pub(crate) group_bodies_repeated: u64,
+    #[cfg(test)]
+    pub(crate) group_bodies_empty: u64,
 }
 
 impl BgpEngine {
@@ -582,6 +589,10 @@ impl BgpEngine {
             link_examined: 0,
             #[cfg(test)]
             full_tables_built: 0,
+            #[cfg(test)]
+            group_bodies_repeated: 0,
+            #[cfg(test)]
+            group_bodies_empty: 0,
         };
         let tags = engine.name_sources();
         for (r, tags) in engine.rt.iter_mut().zip(tags) {

@@ -424,7 +424,11 @@ impl BgpEngine {
             .flat_map(|c| c.groups.learned_on())
             .copied()
             .collect();
-        let mut shared: Vec<((ProfileId, u8), Arc<UpdateBody>)> = Vec::new();
+        // Per group (export profile and list) the body its plain sessions get, or `None` when
+        // the changes are none of theirs: what one session of a group gets, every one does.
+        let mut shared: Vec<((ProfileId, u8), Option<Arc<UpdateBody>>)> = Vec::new();
+        #[cfg(test)]
+        let mut worked_out: Vec<(ProfileId, u8)> = Vec::new();
         let mut armed: Vec<((usize, usize), (SimTime, BgpEvent))> = Vec::new();
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
@@ -478,9 +482,15 @@ impl BgpEngine {
             if let Some(key) = group.map(|profile| (profile, bit))
                 && let Some((_, body)) = shared.iter().find(|(k, _)| *k == key)
             {
-                let body = body.clone();
-                self.send_on(now, s, (&t.link, v.latency), body, &mut arrivals);
+                if let Some(body) = body.clone() {
+                    self.send_on(now, s, (&t.link, v.latency), body, &mut arrivals);
+                }
                 continue;
+            }
+            #[cfg(test)]
+            if let Some(key) = group.map(|profile| (profile, bit)) {
+                self.group_bodies_repeated += u64::from(worked_out.contains(&key));
+                worked_out.push(key);
             }
             let mut pending = PendingBody::default();
             for (k, c) in changed.iter_mut().enumerate() {
@@ -511,6 +521,13 @@ impl BgpEngine {
                 }
             }
             if pending.is_empty() {
+                if let Some(profile) = group {
+                    shared.push(((profile, bit), None));
+                    #[cfg(test)]
+                    {
+                        self.group_bodies_empty += 1;
+                    }
+                }
                 continue;
             }
             // Peers getting the same change share one body.
@@ -519,7 +536,7 @@ impl BgpEngine {
                 _ => Arc::new(pending.into_body()),
             };
             if let Some(profile) = group {
-                shared.push(((profile, bit), body.clone()));
+                shared.push(((profile, bit), Some(body.clone())));
             }
             self.send_on(now, s, (&t.link, v.latency), body.clone(), &mut arrivals);
             last = Some(body);
