@@ -424,11 +424,9 @@ impl BgpEngine {
             .flat_map(|c| c.groups.learned_on())
             .copied()
             .collect();
-        // Per group (export profile and list) the body its plain sessions get, or `None` when
-        // the changes are none of theirs: what one session of a group gets, every one does.
-        let mut shared: Vec<((ProfileId, u8), Option<Arc<UpdateBody>>)> = Vec::new();
+        let mut shared: Vec<(Group, Option<Arc<UpdateBody>>)> = Vec::new();
         #[cfg(test)]
-        let mut worked_out: Vec<(ProfileId, u8)> = Vec::new();
+        let mut worked_out: Vec<Group> = Vec::new();
         let mut armed: Vec<((usize, usize), (SimTime, BgpEvent))> = Vec::new();
         let mut arrivals = Arrivals::default();
         let mut last: Option<Arc<UpdateBody>> = None;
@@ -853,6 +851,12 @@ impl BgpEngine {
         self.note(now, BgpLogKind::Update, subject, outcome);
     }
 }
+
+/// An update group within one flush: the sessions of one export profile in one of the
+/// speaker's lists (its bit), that see every change as the group does. Per group a flush
+/// keeps the body its sessions get, or `None` when the changes are none of theirs: what one
+/// session of a group gets, every one does.
+type Group = (ProfileId, u8);
 
 /// An UPDATE body being built by a flush; most carry one prefix, so no allocation until
 /// it becomes a shared [`UpdateBody`].
