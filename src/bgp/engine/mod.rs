@@ -513,6 +513,10 @@ pub struct BgpEngine {
     pub(crate) group_bodies_repeated: u64,
     #[cfg(test)]
     pub(crate) group_bodies_empty: u64,
+    /// Per speaker, its flushes and the targets they looked at (tests hold a flush to the
+    /// lists that can see its changes).
+    #[cfg(test)]
+    pub(crate) flushes: HashMap<SpeakerId, (u64, u64)>,
 }
 
 impl BgpEngine {
@@ -593,6 +597,8 @@ impl BgpEngine {
             group_bodies_repeated: 0,
             #[cfg(test)]
             group_bodies_empty: 0,
+            #[cfg(test)]
+            flushes: HashMap::new(),
         };
         let tags = engine.name_sources();
         for (r, tags) in engine.rt.iter_mut().zip(tags) {
