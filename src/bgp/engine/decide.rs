@@ -53,7 +53,8 @@ impl BgpEngine {
         attrs: Option<&Attrs>,
         out: &mut Scheduled,
     ) {
-        let step = self.step(s, p, key, tag, attrs);
+        let class = self.rt[s.index()].tags.class;
+        let step = self.step(s, p, key, (tag, class), attrs);
         self.record(now, s, p, step.to, step.outcome, out);
     }
 

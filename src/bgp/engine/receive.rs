@@ -1,6 +1,8 @@
 //! Receiving UPDATEs: delivery into each speaker's inbox, one message processed at a time,
 //! and applying it to the Adj-RIB-In (import checks) before the decision runs.
 
+use std::net::IpAddr;
+
 use crate::bgp::SpeakerId;
 use crate::bgp::peering::SessionType;
 use crate::bgp::policy::{ImportRejected, import_check, originator_check};
@@ -16,6 +18,22 @@ pub(super) type Finishing = Vec<(SimTime, Vec<InProcess>)>;
 /// How many announcements ahead of the one being applied [`BgpEngine::prefetch_route`]
 /// asks for.
 const AHEAD: usize = 6;
+
+/// What applying a message's routes reads of its session and receiver, read once per
+/// message (a full table is thousands of routes, each of which read them again).
+#[derive(Clone, Copy)]
+struct Receiving {
+    /// The session is eBGP.
+    ebgp: bool,
+    /// The sender is the receiver's reflector client.
+    from_client: bool,
+    /// How the receiver names the sender in shared states.
+    tag: Tag,
+    /// The receiver's BGP identifier (`SpeakerRt::router_id`).
+    me: Option<IpAddr>,
+    /// The receiver's memo class (`Tags::class`).
+    class: Option<u32>,
+}
 
 impl BgpEngine {
     /// Queues each arriving UPDATE at its receiver; receivers that were idle start on it
@@ -186,11 +204,16 @@ impl BgpEngine {
         update: &Update,
         p: PrefixId,
         attrs: &Attrs,
-        (ebgp, from_client): (bool, bool),
+        Receiving {
+            ebgp,
+            from_client,
+            me,
+            ..
+        }: Receiving,
     ) -> bool {
         // Over iBGP from a non-client (every route a reflector's client or a mesh node
         // learns) only the ORIGINATOR_ID is checked: the receiver's `Speaker` is not read.
-        let checked = match self.rt[s.index()].router_id {
+        let checked = match me {
             Some(me) if !ebgp && !from_client => originator_check(attrs, me),
             _ => import_check(attrs, ebgp, from_client, &self.speakers[s.index()]),
         };
@@ -229,13 +252,14 @@ impl BgpEngine {
         }
     }
 
-    /// What applying `update` at `s` needs of its session: whether it is eBGP, whether the
-    /// sender is `s`'s reflector client, and how `s` names the sender in shared states. A
+    /// What applying `update` at `s` needs of its session and of `s` ([`Receiving`]). A
     /// plain speaker (a client of reflectors, a full-mesh node: `Tags::plain`) learns every
     /// route over iBGP from a non-client, and when it names sources by peer the sender
     /// is the name; the session is not read (a line per message, of millions).
-    fn receiving(&self, s: SpeakerId, update: &Update) -> (bool, bool, Tag) {
-        if let Some(tag) = self.rt[s.index()].tags.plain_tag(update.from) {
+    fn receiving(&self, s: SpeakerId, update: &Update) -> Receiving {
+        let r = &self.rt[s.index()];
+        let (me, class) = (r.router_id, r.tags.class);
+        if let Some(tag) = r.tags.plain_tag(update.from) {
             #[cfg(test)]
             {
                 let sess = &self.sessions[update.session.index()];
@@ -243,13 +267,23 @@ impl BgpEngine {
                 assert!(!sess.side_of(s).is_some_and(|side| sess.reflects[side]));
                 assert_eq!(tag, self.tag(s, RouteSource::Peer(update.session)));
             }
-            return (false, false, tag);
+            return Receiving {
+                ebgp: false,
+                from_client: false,
+                tag,
+                me,
+                class,
+            };
         }
         let x = update.session;
         let sess = &self.sessions[x.index()];
-        let ebgp = sess.session_type == SessionType::Ebgp;
-        let from_client = sess.side_of(s).is_some_and(|side| sess.reflects[side]);
-        (ebgp, from_client, self.tag(s, RouteSource::Peer(x)))
+        Receiving {
+            ebgp: sess.session_type == SessionType::Ebgp,
+            from_client: sess.side_of(s).is_some_and(|side| sess.reflects[side]),
+            tag: self.tag(s, RouteSource::Peer(x)),
+            me,
+            class,
+        }
     }
 
     /// Applies a received UPDATE to the Adj-RIB-In and re-runs the decision for its prefixes.
@@ -285,18 +319,19 @@ impl BgpEngine {
         s: SpeakerId,
         update: &Update,
         (p, path, attrs): (PrefixId, PathId, Option<&Attrs>),
-        (ebgp, from_client, tag): (bool, bool, Tag),
+        receiving: Receiving,
         out: &mut Scheduled,
     ) {
         let accepted = match attrs {
-            Some(attrs) => self.imports(now, s, update, p, attrs, (ebgp, from_client)),
+            Some(attrs) => self.imports(now, s, update, p, attrs, receiving),
             None => true,
         };
         let key = RouteKey {
             source: RouteSource::Peer(update.session),
             path,
         };
-        let step = self.step(s, p, key, tag, attrs.filter(|_| accepted));
+        let (tag, class) = (receiving.tag, receiving.class);
+        let step = self.step(s, p, key, (tag, class), attrs.filter(|_| accepted));
         self.record(now, s, p, step.to, step.outcome, out);
     }
 
@@ -306,7 +341,7 @@ impl BgpEngine {
         now: SimTime,
         s: SpeakerId,
         update: &Update,
-        receiving: (bool, bool, Tag),
+        receiving: Receiving,
         out: &mut Scheduled,
     ) {
         let withdrawn = update

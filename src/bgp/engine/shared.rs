@@ -305,8 +305,9 @@ impl BgpEngine {
         self.states.intern(State { held })
     }
 
-    /// Sets candidate `key` (tagged `tag` by `s`) of `p` to `attrs`, or removes it
-    /// (`None`), and runs the decision as it calls for: the new state, with what happened.
+    /// Sets candidate `key` (tagged `tag` by `s`, whose memo class is `class`) of `p` to
+    /// `attrs`, or removes it (`None`), and runs the decision as it calls for: the new
+    /// state, with what happened.
     /// Replayed from the memo where another speaker of the same class took the step.
     /// Inlined where routes are received: as a call, its entry and exit (saving and
     /// restoring registers) were 60 of the 460 million instructions of its 3 million calls
@@ -318,10 +319,16 @@ impl BgpEngine {
         s: SpeakerId,
         p: PrefixId,
         key: RouteKey,
-        tag: Tag,
+        (tag, class): (Tag, Option<u32>),
         attrs: Option<&Attrs>,
     ) -> Stepped {
-        let Some(class) = self.rt[s.index()].tags.class else {
+        #[cfg(test)]
+        assert_eq!(
+            class,
+            self.rt[s.index()].tags.class,
+            "the class passed is s's"
+        );
+        let Some(class) = class else {
             let from = self.table.get(s, p);
             return self.compute_step(s, p, (key, attrs), from, None);
         };
