@@ -564,7 +564,8 @@ fn a_reflector_flushing_what_no_client_may_get_looks_at_no_session() {
     // r0n0..r0n2 reflect for the clients r0n3..r0n6 (one cluster, 1.1.1.1, peered as plain
     // iBGP as Calico does); r0n3 originates a block. Each reflector keeps what its two
     // partners reflect to it (CLUSTER_LIST [1.1.1.1], lost to the client's own
-    // announcement: see the test above), so its ADD-PATH advertisement of the block gains
+    // announcement, as `a_reflector_sends_client_routes_to_everyone_and_same_cluster_
+    // reflectors_keep_each_other` shows), so its ADD-PATH advertisement of the block gains
     // and loses those candidates as r0n1 goes down and comes back. Such a change is for
     // nobody: BIRD refuses on export to a client a route whose CLUSTER_LIST holds the
     // client session's cluster ID (every client session of a reflector has the reflector's),

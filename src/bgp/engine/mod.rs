@@ -507,12 +507,9 @@ pub struct BgpEngine {
     #[cfg(test)]
     pub(crate) full_tables_built: u64,
     /// A flush's changes worked out for a session of an update group whose group had them
-    /// worked out already in that flush, and the groups for which they came to nothing
-    /// (tests hold a flush to one computation per group).
+    /// worked out already in that flush (tests hold a flush to one computation per group).
     #[cfg(test)]
     pub(crate) group_bodies_repeated: u64,
-    #[cfg(test)]
-    pub(crate) group_bodies_empty: u64,
     /// Per speaker, its flushes and the targets they looked at (tests hold a flush to the
     /// lists that can see its changes).
     #[cfg(test)]
@@ -595,8 +592,6 @@ impl BgpEngine {
             full_tables_built: 0,
             #[cfg(test)]
             group_bodies_repeated: 0,
-            #[cfg(test)]
-            group_bodies_empty: 0,
             #[cfg(test)]
             flushes: HashMap::new(),
         };

@@ -584,10 +584,6 @@ impl BgpEngine {
             if pending.is_empty() {
                 if let Some(profile) = group {
                     shared.push(((profile, bit), None));
-                    #[cfg(test)]
-                    {
-                        self.group_bodies_empty += 1;
-                    }
                 }
                 continue;
             }
