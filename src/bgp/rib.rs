@@ -166,6 +166,12 @@ impl fmt::Display for PathAttributes {
 /// Shared, immutable attributes.
 pub type Attrs = Arc<PathAttributes>;
 
+/// Whether two shared attribute sets are the same: by identity first (most are one `Arc`),
+/// by value otherwise.
+pub fn same_attrs(x: &Attrs, y: &Attrs) -> bool {
+    Arc::ptr_eq(x, y) || x == y
+}
+
 /// Where a candidate came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RouteSource {
@@ -282,9 +288,7 @@ pub struct OfferedPath {
 
 impl OfferedPath {
     fn same(&self, other: &OfferedPath) -> bool {
-        self.key == other.key
-            && self.id == other.id
-            && (Arc::ptr_eq(&self.attrs, &other.attrs) || self.attrs == other.attrs)
+        self.key == other.key && self.id == other.id && same_attrs(&self.attrs, &other.attrs)
     }
 }
 
@@ -303,7 +307,7 @@ impl Advertised {
         let (x, y) = (self, other);
         x.key == y.key
             && x.exportable == y.exportable
-            && (Arc::ptr_eq(&x.attrs, &y.attrs) || x.attrs == y.attrs)
+            && same_attrs(&x.attrs, &y.attrs)
             && x.paths.len() == y.paths.len()
             && x.paths.iter().zip(&y.paths[..]).all(|(p, q)| p.same(q))
     }
@@ -393,7 +397,7 @@ impl Destination {
     pub fn upsert(&mut self, key: RouteKey, attrs: Attrs) -> Upsert {
         match self.routes.binary_search_by(|r| r.key().cmp(&key)) {
             Ok(i) => {
-                if Arc::ptr_eq(&self.routes[i].attrs, &attrs) || self.routes[i].attrs == attrs {
+                if same_attrs(&self.routes[i].attrs, &attrs) {
                     return Upsert::Unchanged;
                 }
                 self.routes[i].attrs = attrs;

@@ -23,7 +23,7 @@ use crate::bgp::policy::{
 use crate::bgp::rib::{
     Advertised, Attrs, Held, LOCAL_TAG, PathId, PrefixId, RouteSource, offered_paths,
 };
-use crate::bgp::{SessionId, SpeakerId};
+use crate::bgp::{SessionId, SpeakerId, rib};
 use crate::model::hash::FastMap;
 use crate::model::time::{SimDuration, SimTime};
 
@@ -137,7 +137,7 @@ impl BgpEngine {
             return self.visit_mask_of_both(s, old, new);
         }
         let mut mask = 0;
-        if o.key.source != n.key.source || !same_attrs_of(&o.attrs, &n.attrs) {
+        if o.key.source != n.key.source || !rib::same_attrs(&o.attrs, &n.attrs) {
             mask |= self.reach_with(s, o.key.source, &o.attrs);
             mask |= self.reach_with(s, n.key.source, &n.attrs);
         }
@@ -145,7 +145,7 @@ impl BgpEngine {
             a.offered()
                 .filter(|(key, id, attrs)| {
                     !b.offered()
-                        .any(|(k, i, at)| k == *key && i == *id && same_attrs_of(at, attrs))
+                        .any(|(k, i, at)| k == *key && i == *id && rib::same_attrs(at, attrs))
                 })
                 .fold(0, |m, (key, _, attrs)| {
                     m | self.reach_with(s, key.source, attrs)
@@ -1003,14 +1003,9 @@ fn changes(old: View, new: View) -> Vec<Change> {
 fn same_attrs(a: &Option<Attrs>, b: &Option<Attrs>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(x), Some(y)) => same_attrs_of(x, y),
+        (Some(x), Some(y)) => rib::same_attrs(x, y),
         _ => false,
     }
-}
-
-/// The same attributes: by identity first.
-fn same_attrs_of(x: &Attrs, y: &Attrs) -> bool {
-    Arc::ptr_eq(x, y) || x == y
 }
 
 /// What a speaker exported, per prefix: each distinct exported attribute set built once and

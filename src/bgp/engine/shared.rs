@@ -19,12 +19,10 @@
 //! Readers get a [`Destination`] with the speaker's own session ids
 //! ([`BgpEngine::destination`]); the hot paths read states directly.
 
-use std::sync::Arc;
-
 use crate::bgp::decision;
 use crate::bgp::rib::{
     Attrs, Destination, EMPTY, Held, LOCAL_TAG, Outcome, PrefixId, Route, RouteKey, RouteSource,
-    State, StateId, Step, Tag, Upsert, either,
+    State, StateId, Step, Tag, Upsert, either, same_attrs,
 };
 use crate::bgp::{SessionId, SpeakerId};
 
@@ -447,7 +445,7 @@ impl BgpEngine {
             (Some(b), Some(a)) => {
                 b.tag != self.tag(s, a.source())
                     || b.path != a.key().path
-                    || !(Arc::ptr_eq(&b.attrs, &a.attrs) || b.attrs == a.attrs)
+                    || !same_attrs(&b.attrs, &a.attrs)
             }
             _ => true,
         };
@@ -500,6 +498,8 @@ impl BgpEngine {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::bgp::rib::{PathAttributes, PathId};
 
