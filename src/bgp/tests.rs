@@ -600,6 +600,47 @@ fn a_reflector_flushing_what_no_client_may_get_looks_at_no_session() {
 }
 
 #[test]
+fn clients_finishing_one_reflected_announcement_together_take_its_steps_once() {
+    // r0n0..r0n2 reflect for the clients r0n3..r0n11, and the clients originate a block
+    // each, one after another, once the sessions are up. Each reflector's announcement of a block reaches its other
+    // eight clients at one instant (one latency, one processing delay each), so they finish
+    // it in one group (`ProcessMany`), where each is a plain speaker applying one
+    // announcement with nothing queued behind it (`finish_plain`): the group's receivers
+    // in a state an earlier one was in take that one's step (`GroupSteps`). Every RIB and
+    // log line is what the same cluster gives with shared states off, where every speaker
+    // computes every step itself and no message takes that path.
+    let clients: Vec<String> = (3..12).map(|i| format!("r0n{i}")).collect();
+    let run = |shared: bool| {
+        let mut net = reflected(12, true);
+        net.engine.set_shared_states(shared);
+        net.settle();
+        for (i, c) in clients.iter().enumerate() {
+            net.originate(c, &block(1, i));
+            net.settle();
+        }
+        net
+    };
+    let (net, alone) = (run(true), run(false));
+    let (finished, reused) = net.engine.plain_finished;
+    assert!(finished > 0, "no message finished on the plain path");
+    assert!(
+        reused > 0,
+        "no step taken from an earlier receiver of the group"
+    );
+    assert_eq!(alone.engine.plain_finished, (0, 0));
+    for c in &clients {
+        for (i, origin) in clients.iter().enumerate() {
+            let (a, b) = (net.entry(c, &block(1, i)), alone.entry(c, &block(1, i)));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{c}, block {i}");
+            // Its own block (the local route), or the block from each reflector.
+            let routes = if c == origin { 1 } else { 3 };
+            assert_eq!(a.expect("learned").routes.len(), routes, "{c}, block {i}");
+        }
+    }
+    assert_eq!(format!("{:?}", net.log), format!("{:?}", alone.log));
+}
+
+#[test]
 fn a_client_of_one_reflector_is_reached_through_the_other_reflector_of_its_cluster() {
     // r0n0 and r0n1 reflect for cluster 1.1.1.1 and peer as plain iBGP (Calico: same cluster
     // ID, no `rr client`). r0n2 peers with both; r0n3 (asymmetric) with r0n0 only.

@@ -510,6 +510,10 @@ pub struct BgpEngine {
     /// worked out already in that flush (tests hold a flush to one computation per group).
     #[cfg(test)]
     pub(crate) group_bodies_repeated: u64,
+    /// Messages of a group finished on the plain path (`receive.rs`, `finish_plain`), and
+    /// how many of them took the step the receiver before them took.
+    #[cfg(test)]
+    pub(crate) plain_finished: (u64, u64),
     /// Per speaker, its flushes and the targets they looked at (tests hold a flush to the
     /// lists that can see its changes).
     #[cfg(test)]
@@ -592,6 +596,8 @@ impl BgpEngine {
             full_tables_built: 0,
             #[cfg(test)]
             group_bodies_repeated: 0,
+            #[cfg(test)]
+            plain_finished: (0, 0),
             #[cfg(test)]
             flushes: HashMap::new(),
         };
@@ -706,6 +712,7 @@ impl BgpEngine {
                 // lines are asked for a few receivers ahead (`prefetch.rs`).
                 let mut group = self.finishing.take(batch).unwrap_or_default().into_iter();
                 let mut starting = Vec::new();
+                let mut steps = receive::GroupSteps::default();
                 while let Some(m) = group.next() {
                     if let Some(ahead) = group.as_slice().get(prefetch::RECEIVERS_AHEAD - 1) {
                         self.prefetch_receiver(ahead);
@@ -713,7 +720,9 @@ impl BgpEngine {
                     if let Some(next) = group.as_slice().first() {
                         self.prefetch_queue_front(next.speaker);
                     }
-                    self.on_process_next(now, m, &mut starting, out);
+                    if !self.finish_plain(now, &m, &mut steps, out) {
+                        self.on_process_next(now, m, &mut starting, out);
+                    }
                 }
                 self.schedule_finishing(starting, out);
             }

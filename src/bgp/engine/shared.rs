@@ -185,6 +185,9 @@ impl PrefixSteps {
 pub(super) struct Stepped {
     pub(super) to: StateId,
     pub(super) outcome: Outcome,
+    /// Another speaker of the class may take it (it is in the memo, or may be: computing
+    /// it did not ask the underlay).
+    pub(super) shared: bool,
 }
 
 impl BgpEngine {
@@ -359,7 +362,11 @@ impl BgpEngine {
             Some(slot) => *slot = to,
             None => table.set(s, p, to),
         }
-        Stepped { to, outcome }
+        Stepped {
+            to,
+            outcome,
+            shared: true,
+        }
     }
 
     /// [`BgpEngine::step`] computed: the candidate set or removed in `s`'s state `from`,
@@ -403,11 +410,16 @@ impl BgpEngine {
             _ => self.intern(s, &d),
         };
         self.table.set(s, p, to);
-        if let Some(m) = memo.filter(|_| !asked_underlay) {
+        let shared = memo.is_some() && !asked_underlay;
+        if let Some(m) = memo.filter(|_| shared) {
             self.prefix_steps.put(p, m, kept.clone(), (to, outcome));
             self.states.remember(m, kept, (to, outcome));
         }
-        Stepped { to, outcome }
+        Stepped {
+            to,
+            outcome,
+            shared,
+        }
     }
 
     /// Runs the whole decision process for `p` at `s` again (a next hop's reachability or
