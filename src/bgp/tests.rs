@@ -602,13 +602,14 @@ fn a_reflector_flushing_what_no_client_may_get_looks_at_no_session() {
 #[test]
 fn clients_finishing_one_reflected_announcement_together_take_its_steps_once() {
     // r0n0..r0n2 reflect for the clients r0n3..r0n11, and the clients originate a block
-    // each, one after another, once the sessions are up. Each reflector's announcement of a block reaches its other
-    // eight clients at one instant (one latency, one processing delay each), so they finish
-    // it in one group (`ProcessMany`), where each is a plain speaker applying one
-    // announcement with nothing queued behind it (`finish_plain`): the group's receivers
-    // in a state an earlier one was in take that one's step (`GroupSteps`). Every RIB and
-    // log line is what the same cluster gives with shared states off, where every speaker
-    // computes every step itself and no message takes that path.
+    // each, one after another, once the sessions are up. Each reflector's announcement of
+    // a block reaches its other eight clients at one instant (one latency, one processing
+    // delay each), so they finish it in one group (`ProcessMany`), where each is a plain
+    // speaker applying one announcement (`finish_plain`) when nothing is queued behind it
+    // (the other reflectors' copies of the block may be): the group's receivers in a state
+    // an earlier one was in take that one's step (`GroupSteps`). Every RIB and log line is
+    // what the same cluster gives with shared states off, where every speaker computes
+    // every step itself and no message takes that path.
     let clients: Vec<String> = (3..12).map(|i| format!("r0n{i}")).collect();
     let run = |shared: bool| {
         let mut net = reflected(12, true);

@@ -511,7 +511,7 @@ pub struct BgpEngine {
     #[cfg(test)]
     pub(crate) group_bodies_repeated: u64,
     /// Messages of a group finished on the plain path (`receive.rs`, `finish_plain`), and
-    /// how many of them took the step the receiver before them took.
+    /// how many of them took a step an earlier receiver of the group took (`GroupSteps`).
     #[cfg(test)]
     pub(crate) plain_finished: (u64, u64),
     /// Per speaker, its flushes and the targets they looked at (tests hold a flush to the
