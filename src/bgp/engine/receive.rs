@@ -48,24 +48,27 @@ pub(super) struct GroupSteps {
     /// The message's body (its address: the group holds it, so it is not reused), how the
     /// receivers named the sender and their memo class.
     message: Option<(usize, Tag, u32)>,
-    /// The states met and the steps taken from them, the latest first.
-    taken: [Option<(StateId, Stepped)>; GROUP_STEPS],
+    /// The states met, the latest first, and how many of them are kept: a lookup compares
+    /// four ids side by side rather than walking entries.
+    from: [StateId; GROUP_STEPS],
+    kept: usize,
+    /// The steps taken from `from`, index for index.
+    taken: [Option<Stepped>; GROUP_STEPS],
 }
 
 /// How many steps [`GroupSteps`] keeps.
 const GROUP_STEPS: usize = 4;
 
 impl GroupSteps {
-    /// The step taken from `from` for `message`, if kept.
-    #[inline]
+    /// The step taken from `from` for `message`, if kept. Inlined where a group's plain
+    /// receivers finish, once per receiver.
+    #[inline(always)]
     fn get(&self, message: (usize, Tag, u32), from: StateId) -> Option<Stepped> {
         if self.message != Some(message) {
             return None;
         }
-        self.taken
-            .iter()
-            .map_while(|t| *t)
-            .find_map(|(f, stepped)| (f == from).then_some(stepped))
+        let i = self.from[..self.kept].iter().position(|&f| f == from)?;
+        self.taken[i]
     }
 
     /// Keeps `stepped`, taken from `from` for `message`, if another speaker may take it.
@@ -77,8 +80,11 @@ impl GroupSteps {
             };
         }
         if stepped.shared {
+            self.from.rotate_right(1);
             self.taken.rotate_right(1);
-            self.taken[0] = Some((from, stepped));
+            self.from[0] = from;
+            self.taken[0] = Some(stepped);
+            self.kept = (self.kept + 1).min(GROUP_STEPS);
         }
     }
 }

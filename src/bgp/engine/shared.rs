@@ -125,7 +125,8 @@ const _: () = assert!(
 
 impl PrefixSteps {
     /// Where `step` at `p` led, if it is one of the last taken there (it then moves one
-    /// place forward).
+    /// place forward). Inlined where routes are received, once per route.
+    #[inline(always)]
     pub(super) fn get(&mut self, p: PrefixId, step: &Step) -> Option<(StateId, Outcome)> {
         let ways = self.by_prefix.get_mut(p.index())?;
         for i in 0..WAYS {

@@ -325,3 +325,34 @@ fn attributes_render_like_birdc() {
         "via 10.0.0.1 [65001 65000] IGP localpref 100 med 0 originator 10.0.0.9"
     );
 }
+
+proptest::proptest! {
+    /// Steps are equal exactly when every field is ([`Step`]'s comparison folds the fields
+    /// into words): fields drawn from a few values each, so that most pairs share some
+    /// fields, and values at the top of each field's range, where a fold could spill.
+    #[test]
+    fn steps_are_equal_exactly_when_every_field_is(
+        a in (0u32..3, 0u32..3, 0u32..3, 0u16..3, 0usize..3),
+        b in (0u32..3, 0u32..3, 0u32..3, 0u16..3, 0usize..3),
+        high in proptest::bool::ANY,
+    ) {
+        let step = |(from, class, tag, path, attrs): (u32, u32, u32, u16, usize)| {
+            let top = |v: u32| if high { u32::MAX - v } else { v };
+            Step {
+                from: StateId(top(from)),
+                class: top(class),
+                tag: top(tag),
+                path: PathId(if high { u16::MAX - path } else { path }),
+                attrs: if high { usize::MAX - attrs } else { attrs },
+            }
+        };
+        let (x, y) = (step(a), step(b));
+        let fieldwise = x.from == y.from
+            && x.class == y.class
+            && x.tag == y.tag
+            && x.path == y.path
+            && x.attrs == y.attrs;
+        proptest::prop_assert_eq!(x == y, fieldwise);
+        proptest::prop_assert_eq!(x == y, a == b);
+    }
+}

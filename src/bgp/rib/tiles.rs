@@ -39,6 +39,28 @@ const _: () = assert!(
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct TileRef(u32);
 
+/// A tile handed out by one [`Tiles`]: its index and its address, which holds while those
+/// tiles are kept (a tile never moves), so reaching it reads the address rather than
+/// indexing the slabs. Only [`Tiles::add`] makes one; [`Tiles::get`] and
+/// [`Tiles::get_mut`] take one made by the same `Tiles` (checked in debug builds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Placed {
+    id: TileRef,
+    at: NonNull<Tile>,
+}
+
+// SAFETY: a `Placed` is an index and an address into the slabs of the `Tiles` that made it,
+// which are `Send` and `Sync`; it is only dereferenced through a borrow of that `Tiles`.
+unsafe impl Send for Placed {}
+unsafe impl Sync for Placed {}
+
+impl Placed {
+    /// The tile's index in hand-out order.
+    pub(super) fn id(self) -> TileRef {
+        self.id
+    }
+}
+
 /// The tiles handed out so far, [`PER_SLAB`] to a slab.
 #[derive(Debug, Default)]
 pub(super) struct Tiles {
@@ -48,22 +70,46 @@ pub(super) struct Tiles {
 
 impl Tiles {
     /// A new tile, every slot [`EMPTY`](super::EMPTY).
-    pub(super) fn add(&mut self) -> TileRef {
+    pub(super) fn add(&mut self) -> Placed {
         if self.len == self.slabs.len() * PER_SLAB {
             self.slabs.push(Slab::new());
         }
         self.len += 1;
-        TileRef((self.len - 1) as u32)
+        self.placed(TileRef((self.len - 1) as u32))
     }
 
-    pub(super) fn get(&self, t: TileRef) -> &Tile {
-        let i = t.0 as usize;
-        &self.slabs[i / PER_SLAB].tiles()[i % PER_SLAB]
+    /// Tile `id` with its address.
+    pub(super) fn placed(&self, id: TileRef) -> Placed {
+        let i = id.0 as usize;
+        assert!(i < self.len, "tile {i} of {}", self.len);
+        // `wrapping_add` stays inside the slab: `i % PER_SLAB` is below its tile count.
+        let at = self.slabs[i / PER_SLAB]
+            .start
+            .as_ptr()
+            .wrapping_add(i % PER_SLAB);
+        Placed {
+            id,
+            at: NonNull::new(at).expect("inside a mapped slab"),
+        }
     }
 
-    pub(super) fn get_mut(&mut self, t: TileRef) -> &mut Tile {
-        let i = t.0 as usize;
-        &mut self.slabs[i / PER_SLAB].tiles_mut()[i % PER_SLAB]
+    #[inline]
+    pub(super) fn get(&self, t: Placed) -> &Tile {
+        debug_assert_eq!(t, self.placed(t.id), "a tile of these slabs");
+        // SAFETY: `t` was made by `self` (`add`, `placed`), so it points at a tile inside one
+        // of `self`'s slabs, which stay mapped and in place while `self` lives; every byte
+        // pattern is a valid tile, and the shared borrow of `self` excludes any `&mut`
+        // (tiles are written only through `get_mut` and `in_order_mut`, which borrow
+        // `self` mutably).
+        unsafe { t.at.as_ref() }
+    }
+
+    #[inline]
+    pub(super) fn get_mut(&mut self, t: Placed) -> &mut Tile {
+        debug_assert_eq!(t, self.placed(t.id), "a tile of these slabs");
+        // SAFETY: as `get`; the exclusive borrow of `self` makes this the only reference
+        // to any tile while it lives.
+        unsafe { &mut *t.at.as_ptr() }
     }
 
     /// The tiles `order` names, in that order, each at most once.
@@ -82,17 +128,6 @@ impl Tiles {
         order
             .into_iter()
             .map(move |t| all[t.0 as usize].take().expect("each tile named once"))
-    }
-}
-
-impl Clone for Tiles {
-    fn clone(&self) -> Self {
-        let mut copy = Tiles::default();
-        for i in 0..self.len {
-            let t = copy.add();
-            *copy.get_mut(t) = *self.get(TileRef(i as u32));
-        }
-        copy
     }
 }
 
@@ -161,16 +196,11 @@ impl Slab {
         std::alloc::Layout::from_size_align(SLAB_BYTES, SLAB_BYTES).expect("a power of two")
     }
 
-    fn tiles(&self) -> &[Tile] {
-        // SAFETY: the slab is `SLAB_BYTES` of memory it owns, zeroed when made and written
-        // only through `tiles_mut`, so it holds `PER_SLAB` valid tiles (all-zero bytes are a
-        // valid `StateId`, a transparent `u32`); the borrow of `self` keeps it alive and
-        // unaliased by any `&mut`.
-        unsafe { std::slice::from_raw_parts(self.start.as_ptr(), PER_SLAB) }
-    }
-
     fn tiles_mut(&mut self) -> &mut [Tile] {
-        // SAFETY: as `tiles`, and the exclusive borrow of `self` makes this the only view.
+        // SAFETY: the slab is `SLAB_BYTES` of memory it owns, zeroed when made, so it holds
+        // `PER_SLAB` valid tiles (all-zero bytes are a valid `StateId`, a transparent `u32`);
+        // the exclusive borrow of `self` (through `Tiles::in_order_mut`, which borrows the
+        // `Tiles` mutably) makes this the only view while it lives.
         unsafe { std::slice::from_raw_parts_mut(self.start.as_ptr(), PER_SLAB) }
     }
 }
@@ -196,9 +226,9 @@ mod tests {
     use crate::bgp::rib::EMPTY;
 
     #[test]
-    fn tiles_start_empty_and_keep_what_is_written_across_slabs() {
+    fn tiles_start_empty_and_keep_what_is_written_across_slabs_at_their_address() {
         let mut tiles = Tiles::default();
-        let refs: Vec<TileRef> = (0..PER_SLAB * 2 + 3).map(|_| tiles.add()).collect();
+        let refs: Vec<Placed> = (0..PER_SLAB * 2 + 3).map(|_| tiles.add()).collect();
         assert_eq!(tiles.slabs.len(), 3);
         for (i, &t) in refs.iter().enumerate() {
             assert!(
@@ -208,19 +238,17 @@ mod tests {
             tiles.get_mut(t)[i % super::super::CHUNK][i % super::super::LANES] =
                 StateId(i as u32 + 1);
         }
-        let copy = tiles.clone();
         for (i, &t) in refs.iter().enumerate() {
-            for table in [&tiles, &copy] {
-                let tile = table.get(t);
-                let set: Vec<(usize, usize, StateId)> = tile
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(p, line)| line.iter().enumerate().map(move |(l, &id)| (p, l, id)))
-                    .filter(|&(_, _, id)| id != EMPTY)
-                    .collect();
-                let (p, l) = (i % super::super::CHUNK, i % super::super::LANES);
-                assert_eq!(set, vec![(p, l, StateId(i as u32 + 1))], "tile {i}");
-            }
+            assert_eq!(tiles.placed(t.id()), t);
+            let set: Vec<(usize, usize, StateId)> = tiles
+                .get(t)
+                .iter()
+                .enumerate()
+                .flat_map(|(p, line)| line.iter().enumerate().map(move |(l, &id)| (p, l, id)))
+                .filter(|&(_, _, id)| id != EMPTY)
+                .collect();
+            let (p, l) = (i % super::super::CHUNK, i % super::super::LANES);
+            assert_eq!(set, vec![(p, l, StateId(i as u32 + 1))], "tile {i}");
         }
     }
 
