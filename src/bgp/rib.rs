@@ -689,6 +689,8 @@ pub const LANES: usize = 16;
 #[derive(Debug, Default)]
 pub struct StateTable {
     /// By block of speakers, by chunk of prefixes: which tile, if any, with its address.
+    /// Every tile here was handed out by `tiles` (only [`StateTable::set`] adds one): what
+    /// reading one through [`Tiles::get`] and [`Tiles::get_mut`] requires.
     blocks: Vec<Vec<Option<Placed>>>,
     tiles: Tiles,
 }
@@ -701,7 +703,8 @@ impl StateTable {
     /// The tile holding prefix chunk `chunk` of speaker block `block`, if there is one.
     fn tile(&self, block: usize, chunk: usize) -> Option<&Tile> {
         let t = (*self.blocks.get(block)?.get(chunk)?)?;
-        Some(self.tiles.get(t))
+        // SAFETY: a tile of `blocks`, handed out by `self.tiles`.
+        Some(unsafe { self.tiles.get(t) })
     }
 
     pub fn get(&self, s: super::SpeakerId, p: PrefixId) -> StateId {
@@ -723,7 +726,8 @@ impl StateTable {
     pub fn slot_mut(&mut self, s: super::SpeakerId, p: PrefixId) -> Option<&mut StateId> {
         let (block, lane) = Self::lane(s);
         let t = (*self.blocks.get(block)?.get(p.index() / CHUNK)?)?;
-        Some(&mut self.tiles.get_mut(t)[p.index() % CHUNK][lane])
+        // SAFETY: a tile of `blocks`, handed out by `self.tiles`.
+        Some(&mut unsafe { self.tiles.get_mut(t) }[p.index() % CHUNK][lane])
     }
 
     pub fn set(&mut self, s: super::SpeakerId, p: PrefixId, id: StateId) {
@@ -743,7 +747,9 @@ impl StateTable {
                 *b[chunk].insert(self.tiles.add())
             }
         };
-        self.tiles.get_mut(t)[p.index() % CHUNK][lane] = id;
+        // SAFETY: a tile of `blocks` or one `self.tiles` just handed out.
+        let tile = unsafe { self.tiles.get_mut(t) };
+        tile[p.index() % CHUNK][lane] = id;
     }
 
     /// The prefixes `s` holds a candidate for, with their states, in id order.
@@ -754,7 +760,8 @@ impl StateTable {
             .into_iter()
             .flatten()
             .enumerate()
-            .filter_map(|(c, t)| Some((c, self.tiles.get((*t)?))))
+            // SAFETY: tiles of `blocks`, handed out by `self.tiles`.
+            .filter_map(|(c, t)| Some((c, unsafe { self.tiles.get((*t)?) })))
             .flat_map(move |(c, t)| {
                 t.iter()
                     .enumerate()
@@ -785,7 +792,8 @@ impl StateTable {
     pub fn clear(&mut self, s: super::SpeakerId) {
         let (block, lane) = Self::lane(s);
         for &t in self.blocks.get(block).into_iter().flatten().flatten() {
-            for line in self.tiles.get_mut(t).iter_mut() {
+            // SAFETY: a tile of `blocks`, handed out by `self.tiles`.
+            for line in unsafe { self.tiles.get_mut(t) }.iter_mut() {
                 line[lane] = EMPTY;
             }
         }

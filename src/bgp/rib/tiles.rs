@@ -41,8 +41,9 @@ pub(super) struct TileRef(u32);
 
 /// A tile handed out by one [`Tiles`]: its index and its address, which holds while those
 /// tiles are kept (a tile never moves), so reaching it reads the address rather than
-/// indexing the slabs. Only [`Tiles::add`] makes one; [`Tiles::get`] and
-/// [`Tiles::get_mut`] take one made by the same `Tiles` (checked in debug builds).
+/// indexing the slabs. Only [`Tiles::add`] and [`Tiles::placed`] make one; [`Tiles::get`]
+/// and [`Tiles::get_mut`] may be given only one made by the same `Tiles` (their safety
+/// contract; checked in debug builds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Placed {
     id: TileRef,
@@ -93,19 +94,26 @@ impl Tiles {
         }
     }
 
+    /// Tile `t`.
+    ///
+    /// # Safety
+    /// `t` was made by this `Tiles` ([`Tiles::add`], [`Tiles::placed`]).
     #[inline]
-    pub(super) fn get(&self, t: Placed) -> &Tile {
+    pub(super) unsafe fn get(&self, t: Placed) -> &Tile {
         debug_assert_eq!(t, self.placed(t.id), "a tile of these slabs");
-        // SAFETY: `t` was made by `self` (`add`, `placed`), so it points at a tile inside one
-        // of `self`'s slabs, which stay mapped and in place while `self` lives; every byte
-        // pattern is a valid tile, and the shared borrow of `self` excludes any `&mut`
-        // (tiles are written only through `get_mut` and `in_order_mut`, which borrow
-        // `self` mutably).
+        // SAFETY: by the contract `t` points at a tile inside one of `self`'s slabs, which
+        // stay mapped and in place while `self` lives; every byte pattern is a valid tile,
+        // and the shared borrow of `self` excludes any `&mut` (tiles are written only
+        // through `get_mut` and `in_order_mut`, which borrow `self` mutably).
         unsafe { t.at.as_ref() }
     }
 
+    /// Tile `t`, to write.
+    ///
+    /// # Safety
+    /// As [`Tiles::get`].
     #[inline]
-    pub(super) fn get_mut(&mut self, t: Placed) -> &mut Tile {
+    pub(super) unsafe fn get_mut(&mut self, t: Placed) -> &mut Tile {
         debug_assert_eq!(t, self.placed(t.id), "a tile of these slabs");
         // SAFETY: as `get`; the exclusive borrow of `self` makes this the only reference
         // to any tile while it lives.
@@ -231,17 +239,20 @@ mod tests {
         let refs: Vec<Placed> = (0..PER_SLAB * 2 + 3).map(|_| tiles.add()).collect();
         assert_eq!(tiles.slabs.len(), 3);
         for (i, &t) in refs.iter().enumerate() {
+            // SAFETY (here and below): every tile in `refs` was handed out by `tiles`.
             assert!(
-                tiles.get(t).iter().flatten().all(|&id| id == EMPTY),
+                unsafe { tiles.get(t) }
+                    .iter()
+                    .flatten()
+                    .all(|&id| id == EMPTY),
                 "tile {i}"
             );
-            tiles.get_mut(t)[i % super::super::CHUNK][i % super::super::LANES] =
-                StateId(i as u32 + 1);
+            let tile = unsafe { tiles.get_mut(t) };
+            tile[i % super::super::CHUNK][i % super::super::LANES] = StateId(i as u32 + 1);
         }
         for (i, &t) in refs.iter().enumerate() {
             assert_eq!(tiles.placed(t.id()), t);
-            let set: Vec<(usize, usize, StateId)> = tiles
-                .get(t)
+            let set: Vec<(usize, usize, StateId)> = unsafe { tiles.get(t) }
                 .iter()
                 .enumerate()
                 .flat_map(|(p, line)| line.iter().enumerate().map(move |(l, &id)| (p, l, id)))
