@@ -40,7 +40,9 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use super::engine::{BgpEngine, BgpLogEntry, BgpLogKind, Scheduled, SpeakerRt, file_session};
+use super::engine::{
+    BgpEngine, BgpLogEntry, BgpLogKind, Outbound, Scheduled, SpeakerRt, file_session,
+};
 use super::peering::{IdleReason, Peering, Session, SessionSource, SessionState, Speaker};
 use super::{SessionId, SpeakerId};
 use crate::model::time::SimTime;
@@ -176,6 +178,7 @@ impl BgpEngine {
                     rt.up = s.up;
                     rt.router_id = Some(s.router_id);
                     self.rt.push(rt);
+                    self.outbound.push(Outbound::default());
                     self.by_device.insert(s.device, id);
                     self.by_address.entry(s.address).or_insert(id);
                     self.log.push(BgpLogEntry {
@@ -222,8 +225,8 @@ impl BgpEngine {
         let before = self.rebuild_lists();
         self.rename_sources();
         for (s, lists) in before.into_iter().enumerate() {
-            let r = &self.rt[s];
-            let same = lists[0] == r.ebgp && lists[1] == r.clients && lists[2] == r.non_clients;
+            let (r, o) = (&self.rt[s], &self.outbound[s]);
+            let same = lists[0] == o.ebgp && lists[1] == o.clients && lists[2] == o.non_clients;
             if !r.up || r.removed || same {
                 continue;
             }
@@ -349,14 +352,14 @@ impl BgpEngine {
     /// [`BgpEngine::new`] builds them), leaving out removed sessions; returns the old lists.
     fn rebuild_lists(&mut self) -> Vec<Lists> {
         let before: Vec<Lists> = self
-            .rt
+            .outbound
             .iter_mut()
-            .map(|r| {
-                r.all.clear();
+            .map(|o| {
+                o.all.clear();
                 [
-                    std::mem::take(&mut r.ebgp),
-                    std::mem::take(&mut r.clients),
-                    std::mem::take(&mut r.non_clients),
+                    std::mem::take(&mut o.ebgp),
+                    std::mem::take(&mut o.clients),
+                    std::mem::take(&mut o.non_clients),
                 ]
             })
             .collect();
@@ -364,7 +367,7 @@ impl BgpEngine {
             if matches!(s.reason.as_deref(), Some(IdleReason::Unconfigured { .. })) {
                 continue;
             }
-            file_session(&mut self.rt, s);
+            file_session(&mut self.outbound, s);
         }
         before
     }

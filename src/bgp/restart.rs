@@ -184,7 +184,7 @@ impl BgpEngine {
                 generation,
             },
         );
-        for x in self.rt[s.index()].all.clone() {
+        for x in self.outbound[s.index()].all.clone() {
             let sess = &self.sessions[x.index()];
             match sess.state {
                 SessionState::Established => {
@@ -400,7 +400,7 @@ impl BgpEngine {
     /// peerings).
     pub(super) fn restart_removed(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
         self.restart_host_gone(s);
-        for x in self.rt[s.index()].all.clone() {
+        for x in self.outbound[s.index()].all.clone() {
             let Some(side) = self.sessions[x.index()].side_of(s) else {
                 continue;
             };
@@ -468,10 +468,10 @@ impl BgpEngine {
             self.name(s),
             "BGP daemon started (graceful restart recovery)".into(),
         );
-        for p in self.rt[s.index()].originated.clone() {
+        for p in self.outbound[s.index()].originated.clone() {
             self.insert_local(now, s, p, out);
         }
-        let sessions: Vec<SessionId> = self.rt[s.index()]
+        let sessions: Vec<SessionId> = self.outbound[s.index()]
             .all
             .iter()
             .copied()
@@ -496,7 +496,7 @@ impl BgpEngine {
         if sessions.is_empty() {
             self.end_recovery(now, s, "no peer to wait for");
         }
-        for x in self.rt[s.index()].all.clone() {
+        for x in self.outbound[s.index()].all.clone() {
             let at = self.connect_at(now, x);
             self.connect(now, x, at, out);
         }

@@ -153,8 +153,8 @@ impl BgpEngine {
     /// profiles (`send.rs`, `SendCache`): what they were computed from (session lists and
     /// parameters, AS numbers, cluster IDs, router IDs) may have changed.
     pub(in crate::bgp) fn forget_table_views(&mut self) {
-        for r in &mut self.rt {
-            r.table_views = TableViews::default();
+        for o in &mut self.outbound {
+            o.table_views = TableViews::default();
         }
         self.send_cache.forget_targets();
     }

@@ -280,13 +280,13 @@ impl<T> Slots<T> {
     }
 }
 
-/// Runtime state of a speaker.
+/// Runtime state of a speaker: what receiving a message reads.
 ///
 /// A message finishing at a reflector's client reads and writes a few fields of its
 /// receiver, and a message finishes at thousands of clients at one instant, each met once:
-/// those fields are kept in the first three cache lines (`repr(C)`, aligned to a line; the
-/// assertions below hold the boundaries), which are what `prefetch.rs` asks for ahead, and
-/// the rest (session lists, originated prefixes, export caches) after them.
+/// those fields are the record's three cache lines (`repr(C)`, aligned to a line; the
+/// assertions below hold the boundaries), which are what `prefetch.rs` asks for ahead; what
+/// sending reads (session lists, originated prefixes, export caches) is in [`Outbound`].
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub(super) struct SpeakerRt {
@@ -310,7 +310,16 @@ pub(super) struct SpeakerRt {
     pub(super) tags: shared::Tags,
     pub(in crate::bgp) router_id: Option<IpAddr>,
     sent: u64,
-    // The rest.
+}
+
+/// What a speaker sends to and originates: its session lists, its originated prefixes and
+/// its export caches. A flush, a session coming up and a change of peering read them; a
+/// message being received never does, so they are kept apart from [`SpeakerRt`] (in
+/// [`BgpEngine::outbound`], by speaker): the three lines of a reflector's clients, which a
+/// message finishing at thousands of them reads one client after another, are then
+/// contiguous, 192 bytes a client, instead of 512 bytes apart.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Outbound {
     /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
     pub(super) ebgp: Vec<SessionId>,
     pub(super) clients: Vec<SessionId>,
@@ -337,6 +346,7 @@ const _: () = {
     assert!(offset_of!(SpeakerRt, received) + size_of::<u64>() <= 128);
     assert!(offset_of!(SpeakerRt, tags) == 128);
     assert!(offset_of!(SpeakerRt, sent) + size_of::<u64>() <= 192);
+    assert!(size_of::<SpeakerRt>() == 192);
 };
 
 /// Why a session is being timed out.
@@ -453,6 +463,8 @@ const VISIT_ALL: u8 = 7;
 pub struct BgpEngine {
     pub(super) speakers: Vec<Speaker>,
     pub(super) rt: Vec<SpeakerRt>,
+    /// Per speaker, what it sends to and originates.
+    pub(super) outbound: Vec<Outbound>,
     pub(super) sessions: Vec<Session>,
     pub(super) srt: Vec<SessionRt>,
     /// Per session, when it last went Idle (connect retries count from there).
@@ -541,7 +553,7 @@ impl BgpEngine {
         settings: &BgpSettings,
     ) -> BgpEngine {
         let Peering { speakers, sessions } = peering;
-        let mut rt: Vec<SpeakerRt> = speakers
+        let rt: Vec<SpeakerRt> = speakers
             .iter()
             .map(|s| SpeakerRt {
                 up: s.up,
@@ -549,8 +561,9 @@ impl BgpEngine {
                 ..SpeakerRt::default()
             })
             .collect();
+        let mut outbound = vec![Outbound::default(); speakers.len()];
         for s in &sessions {
-            file_session(&mut rt, s);
+            file_session(&mut outbound, s);
         }
         let by_device = speakers.iter().map(|s| (s.device, s.id)).collect();
         let mut by_address = HashMap::new();
@@ -568,6 +581,7 @@ impl BgpEngine {
         let mut engine = BgpEngine {
             speakers,
             rt,
+            outbound,
             sessions,
             srt,
             idle_since,
@@ -782,13 +796,13 @@ impl BgpEngine {
         };
         let p = self.prefixes.intern(prefix);
         let prefix = self.prefixes.net(p);
-        let r = &mut self.rt[s.index()];
-        if r.removed || !r.originated.insert(p) {
+        let o = &mut self.outbound[s.index()];
+        if self.rt[s.index()].removed || !o.originated.insert(p) {
             return out;
         }
         if block {
-            r.own.push(prefix);
-            r.own.sort();
+            o.own.push(prefix);
+            o.own.sort();
         }
         self.note(
             now,
@@ -813,11 +827,11 @@ impl BgpEngine {
             return out;
         };
         let prefix = self.prefixes.net(p);
-        let r = &mut self.rt[s.index()];
-        if !r.originated.remove(&p) {
+        let o = &mut self.outbound[s.index()];
+        if !o.originated.remove(&p) {
             return out;
         }
-        r.own.retain(|n| *n != prefix);
+        o.own.retain(|n| *n != prefix);
         self.note(now, BgpLogKind::Withdrawn, self.name(s), prefix.to_string());
         if self.rt[s.index()].up {
             self.set_route(now, s, p, RouteSource::Local.into(), None, &mut out);
@@ -842,7 +856,7 @@ impl BgpEngine {
         self.last_state_change = now;
         self.note(now, BgpLogKind::SpeakerDown, self.name(s), "crashed".into());
         let name = self.name(s);
-        for x in self.rt[s.index()].all.clone() {
+        for x in self.outbound[s.index()].all.clone() {
             let state = self.sessions[x.index()].state;
             match state {
                 // A path-loss timer already running keeps running: the earlier one wins.
@@ -870,11 +884,11 @@ impl BgpEngine {
         r.incarnation += 1;
         self.last_state_change = now;
         self.note(now, BgpLogKind::SpeakerUp, self.name(s), "restarted".into());
-        for p in self.rt[s.index()].originated.clone() {
+        for p in self.outbound[s.index()].originated.clone() {
             self.insert_local(now, s, p, &mut out);
         }
         let name = self.name(s);
-        for x in self.rt[s.index()].all.clone() {
+        for x in self.outbound[s.index()].all.clone() {
             if self.sessions[x.index()].state == SessionState::Established {
                 // The peer never noticed the crash; the new connection replaces the old
                 // session (RFC 4271 §6.8) and, graceful restart being negotiated, the peer
@@ -909,7 +923,7 @@ impl BgpEngine {
         }
         self.restart_removed(now, s, &mut out);
         let name = self.name(s);
-        for x in self.rt[s.index()].all.clone() {
+        for x in self.outbound[s.index()].all.clone() {
             let reason = IdleReason::Removed {
                 speaker: name.clone(),
             };
@@ -920,11 +934,11 @@ impl BgpEngine {
             }
         }
         self.wipe(s);
-        let r = &mut self.rt[s.index()];
-        r.removed = true;
-        r.originated.clear();
-        r.own.clear();
-        r.statics.clear();
+        self.rt[s.index()].removed = true;
+        let o = &mut self.outbound[s.index()];
+        o.originated.clear();
+        o.own.clear();
+        o.statics.clear();
         self.last_state_change = now;
         self.note(now, BgpLogKind::SpeakerRemoved, name, "deleted".into());
         out
@@ -1066,8 +1080,9 @@ impl BgpEngine {
         r.dirty.clear();
         r.flush_scheduled = false;
         r.rib.clear();
-        r.exports.clear();
-        r.table_views = groups::TableViews::default();
+        let o = &mut self.outbound[s.index()];
+        o.exports.clear();
+        o.table_views = groups::TableViews::default();
         self.table.clear(s);
     }
 
@@ -1088,8 +1103,8 @@ impl BgpEngine {
     /// The speaker's own set changed around `net`: routes inside it may now pass or fail
     /// Calico's export filter (only matters if the speaker ever passes learned routes on).
     fn refilter(&mut self, now: SimTime, s: SpeakerId, net: IpNet, out: &mut Scheduled) {
-        let r = &self.rt[s.index()];
-        if self.speakers[s.index()].is_router() || (r.ebgp.is_empty() && r.clients.is_empty()) {
+        let o = &self.outbound[s.index()];
+        if self.speakers[s.index()].is_router() || (o.ebgp.is_empty() && o.clients.is_empty()) {
             return;
         }
         let inside: Vec<PrefixId> = self
@@ -1107,7 +1122,7 @@ impl BgpEngine {
 }
 
 /// Files session `s` in its speakers' session lists, by how routes flow to the peer.
-pub(super) fn file_session(rt: &mut [SpeakerRt], s: &Session) {
+pub(super) fn file_session(rt: &mut [Outbound], s: &Session) {
     rt[s.a.index()].all.push(s.id);
     let Some(b) = s.b else { return };
     rt[b.index()].all.push(s.id);

@@ -74,7 +74,7 @@ impl BgpEngine {
         self.by_device
             .get(&device)
             .map(|s| {
-                self.rt[s.index()]
+                self.outbound[s.index()]
                     .all
                     .iter()
                     .map(|x| &self.sessions[x.index()])

@@ -61,8 +61,8 @@ impl BgpEngine {
         let d = self.destination(s, p);
         let best = d.best()?;
         let exportable = self.speakers[s.index()].is_router() || {
-            let r = &self.rt[s.index()];
-            calico_export_filter(self.prefixes.net(p), &r.own, &r.statics, &self.pools).is_ok()
+            let o = &self.outbound[s.index()];
+            calico_export_filter(self.prefixes.net(p), &o.own, &o.statics, &self.pools).is_ok()
         };
         let paths = if self.offers_paths(s) {
             offered_paths(&d.routes, best.key(), old)
@@ -168,15 +168,15 @@ impl BgpEngine {
     }
 
     pub(super) fn masked_lists(&self, s: SpeakerId, mask: u8) -> u8 {
-        let r = &self.rt[s.index()];
+        let o = &self.outbound[s.index()];
         let mut m = 0;
-        if !r.ebgp.is_empty() {
+        if !o.ebgp.is_empty() {
             m |= VISIT_EBGP;
         }
-        if !r.clients.is_empty() {
+        if !o.clients.is_empty() {
             m |= VISIT_CLIENTS;
         }
-        if !r.non_clients.is_empty() {
+        if !o.non_clients.is_empty() {
             m |= VISIT_NON_CLIENTS;
         }
         m & mask
@@ -348,7 +348,7 @@ impl BgpEngine {
 
     /// The attributes speaker `s` sends for its route `attrs` learned from `source` (a
     /// candidate for `p`) to the receiving end `to`, or `None` if the export rules keep it
-    /// back. `exports` is the speaker's [`ExportCache`] (taken out of its [`SpeakerRt`] for
+    /// back. `exports` is the speaker's [`ExportCache`] (taken out of its [`super::Outbound`] for
     /// the call): sessions with the same export inputs share one `Arc`, within one flush and
     /// across full tables sent later.
     pub(super) fn export_one(
@@ -367,7 +367,7 @@ impl BgpEngine {
         };
         let key = may_send(
             me.is_router(),
-            !self.rt[s.index()].clients.is_empty(),
+            !self.outbound[s.index()].clients.is_empty(),
             self.class_of(s, source),
             learned_on,
             attrs,
@@ -438,7 +438,7 @@ impl BgpEngine {
     /// prefix.
     pub(super) fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
         let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
-        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
+        let mut exports = std::mem::take(&mut self.outbound[s.index()].exports);
         let mut changed: Vec<Changed> = Vec::new();
         let mut seen = 0;
         for p in dirty {
@@ -604,7 +604,7 @@ impl BgpEngine {
             // node's are every other node) are not worth their memory.
             self.send_cache.put_targets(s, targets);
         }
-        self.rt[s.index()].exports = exports;
+        self.outbound[s.index()].exports = exports;
         // MRAI timers armed in the order the changes were queued: prefix by prefix, each
         // to its sessions in the lists' order.
         armed.sort_unstable_by_key(|(order, _)| *order);
@@ -695,7 +695,7 @@ impl BgpEngine {
             return;
         }
         let mut batch = UpdateBody::default();
-        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
+        let mut exports = std::mem::take(&mut self.outbound[s.index()].exports);
         for ((p, path), peer_view) in held {
             let adv = self.rt[s.index()].rib.advertised(p).cloned();
             let now_view = self
@@ -711,7 +711,7 @@ impl BgpEngine {
                 None => batch.withdrawn.push((p, path)),
             }
         }
-        self.rt[s.index()].exports = exports;
+        self.outbound[s.index()].exports = exports;
         self.send_one(now, s, x, batch, out);
     }
 
@@ -736,17 +736,17 @@ impl BgpEngine {
             let (any, add_paths, profile) = self.shared_end(x, side);
             (any, add_paths, self.send_cache.profiles.intern(profile))
         });
-        let mut exports = std::mem::take(&mut self.rt[s.index()].exports);
-        let r = &self.rt[s.index()];
+        let mut exports = std::mem::take(&mut self.outbound[s.index()].exports);
+        let (r, o) = (&self.rt[s.index()], &self.outbound[s.index()]);
         // A plain iBGP speaker (no clients, no eBGP) passes on nothing it learned: only its
         // own prefixes can go, which spares a full-mesh node a walk of its whole table.
-        let own_only = r.clients.is_empty() && r.ebgp.is_empty();
+        let own_only = o.clients.is_empty() && o.ebgp.is_empty();
         let version = r.rib.version();
         if let Some((_, _, profile)) = &grouped
-            && let Some(body) = r.table_views.unchanged_table(*profile, version, x)
+            && let Some(body) = o.table_views.unchanged_table(*profile, version, x)
         {
             let body = body.clone();
-            self.rt[s.index()].exports = exports;
+            self.outbound[s.index()].exports = exports;
             self.send(now, s, x, body, arrivals);
             return;
         }
@@ -755,7 +755,7 @@ impl BgpEngine {
             self.full_tables_built += u64::from(!own_only);
         }
         let mut tables = match grouped {
-            Some(_) => std::mem::take(&mut self.rt[s.index()].table_views),
+            Some(_) => std::mem::take(&mut self.outbound[s.index()].table_views),
             None => TableViews::default(),
         };
         // The last table of this profile, when this one can be built on it (`groups.rs`):
@@ -768,7 +768,7 @@ impl BgpEngine {
         let mut body = tables.start_table();
         // The sessions the table's paths were learned on, and whether some were `x`'s.
         let (mut learned_on, mut own) = (Vec::new(), false);
-        let r = &self.rt[s.index()];
+        let (r, o) = (&self.rt[s.index()], &self.outbound[s.index()]);
         let mut add = |p: PrefixId, stamped: Option<(&Advertised, u64)>| match &grouped {
             Some((any, add_paths, profile)) => {
                 let Some((adv, stamp)) = stamped else { return };
@@ -800,7 +800,7 @@ impl BgpEngine {
             }
         };
         if own_only {
-            for p in &r.originated {
+            for p in &o.originated {
                 add(*p, r.rib.stamped(*p));
             }
         } else {
@@ -812,11 +812,11 @@ impl BgpEngine {
         let end_of_rib = !body.is_empty() || self.restart_wants_end_of_rib(x, side);
         let complete = !own && !body.is_empty();
         let body = body.finish(end_of_rib);
-        self.rt[s.index()].exports = exports;
+        self.outbound[s.index()].exports = exports;
         if let Some((_, _, profile)) = grouped {
             let built = complete.then(|| Built::new(profile, version, learned_on, base));
             tables.sent_table(&body, built);
-            self.rt[s.index()].table_views = tables;
+            self.outbound[s.index()].table_views = tables;
         }
         self.send(now, s, x, body, arrivals);
     }

@@ -27,13 +27,13 @@ impl BgpEngine {
             return Vec::new();
         };
         let net = prefix.trunc();
-        let r = &mut self.rt[s.index()];
-        if r.removed {
+        if self.rt[s.index()].removed {
             return Vec::new();
         }
         // Filed first, so the export filter already accepts it (and what lies inside it).
-        if let Err(i) = r.statics.binary_search(&net) {
-            r.statics.insert(i, net);
+        let statics = &mut self.outbound[s.index()].statics;
+        if let Err(i) = statics.binary_search(&net) {
+            statics.insert(i, net);
         }
         self.originate_as(now, speaker, net, false)
     }
@@ -44,11 +44,11 @@ impl BgpEngine {
             return Vec::new();
         };
         let net = prefix.trunc();
-        let r = &mut self.rt[s.index()];
+        let statics = &mut self.outbound[s.index()].statics;
         // Unfiled first, so what lies inside it is filtered again when it goes.
-        match r.statics.binary_search(&net) {
+        match statics.binary_search(&net) {
             Ok(i) => {
-                r.statics.remove(i);
+                statics.remove(i);
             }
             Err(_) => return Vec::new(),
         }
@@ -59,6 +59,6 @@ impl BgpEngine {
     pub fn statics(&self, speaker: DeviceId) -> &[IpNet] {
         self.by_device
             .get(&speaker)
-            .map_or(&[], |s| &self.rt[s.index()].statics)
+            .map_or(&[], |s| &self.outbound[s.index()].statics)
     }
 }

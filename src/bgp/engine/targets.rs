@@ -112,11 +112,11 @@ impl BgpEngine {
         if let Some(targets) = self.send_cache.take_targets(s) {
             return targets;
         }
-        let r = &self.rt[s.index()];
+        let o = &self.outbound[s.index()];
         let lists = [
-            (VISIT_EBGP, &r.ebgp),
-            (VISIT_CLIENTS, &r.clients),
-            (VISIT_NON_CLIENTS, &r.non_clients),
+            (VISIT_EBGP, &o.ebgp),
+            (VISIT_CLIENTS, &o.clients),
+            (VISIT_NON_CLIENTS, &o.non_clients),
         ];
         let on: Vec<(SessionId, u8, u32)> = lists
             .iter()
