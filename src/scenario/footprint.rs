@@ -11,11 +11,11 @@
 //!   holds each prefix once in its Adj-RIB-In and once in its Loc-RIB: 2·n·P; with r
 //!   reflectors a client hears each prefix from every reflector: (r + 1)·n·P.
 //!
-//! The costs per item are measured, not guessed: the README's performance table (podnet
-//! 3bcd134) fits `64 MiB + 2 KiB per session + 32 B per route` within 20% on all six bench
-//! scenarios (mesh-1000: 499,500 sessions and 2·10^6 routes, 0.97 GiB measured, 1.1 GiB
-//! estimated; rr-5000: 14,994 sessions and 10^8 routes, 2.74 GiB measured, 3.0 GiB
-//! estimated). The estimate errs high; a scenario is refused only when it exceeds the
+//! The costs per item are measured, not guessed: the performance table of podnet 3bcd134
+//! (`docs/performance-history.md`, "Earlier table") fits `64 MiB + 2 KiB per session +
+//! 32 B per route` within 20% on all six bench scenarios (mesh-1000: 499,500 sessions and
+//! 2·10^6 routes, 0.97 GiB measured, 1.1 GiB estimated; rr-5000: 14,994 sessions and 10^8
+//! routes, 2.74 GiB measured, 3.0 GiB estimated). The estimate errs high; a scenario is refused only when it exceeds the
 //! machine's memory, where running it would end with the process killed.
 //!
 //! This module reads the validated scenario only; it is not a model of the BGP engine.

@@ -6,7 +6,8 @@
 //! 5,000 prefixes is 100 MB, and a client applying a prefix reads a line of it no other
 //! recent message read. With 4 KiB pages nearly every such read also misses the TLB and
 //! walks the page table; a huge page covers 128 tiles, so the 100 MB need 50 TLB entries
-//! instead of 25,000 (rr-5000 `check`: about 15 % less time; see the README).
+//! instead of 25,000 (rr-5000 `check`: about 15 % less time; `docs/performance-history.md`,
+//! session 14).
 //!
 //! Invariants: a tile, once handed out, stays at its address until the slabs are dropped;
 //! every tile starts zeroed, which is [`EMPTY`](super::EMPTY) in every slot (`StateId` is a
