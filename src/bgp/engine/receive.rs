@@ -110,7 +110,7 @@ impl BgpEngine {
             }
             i += 1;
             let update = &delivery.update;
-            if !self.up.is_up(update.session, delivery.epoch) {
+            if !self.up.is_up(update.session, update.epoch) {
                 continue;
             }
             let to = update.to;
@@ -196,7 +196,7 @@ impl BgpEngine {
         // While the message is applied, `processing` says whether others wait behind it
         // (`schedule_export` holds the flush until the last).
         r.processing = !r.inbox.is_empty();
-        if self.up.is_up(delivery.update.session, delivery.epoch) {
+        if self.up.is_up(delivery.update.session, delivery.update.epoch) {
             self.apply(now, s, &delivery.update, out);
         }
         let next = self.rt[s.index()].inbox.pop_front();
@@ -262,7 +262,7 @@ impl BgpEngine {
             || body.end_of_rib
             || !self.restart.is_idle()
             || originator_check(attrs, me).is_err()
-            || !self.up.is_up(update.session, m.delivery.epoch)
+            || !self.up.is_up(update.session, update.epoch)
         {
             return false;
         }

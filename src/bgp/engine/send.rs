@@ -880,14 +880,13 @@ impl BgpEngine {
         if mrai > SimDuration::ZERO && !body.announced.is_empty() {
             r.rare_mut().mrai_until[side] = now + mrai;
         }
-        let epoch = r.epoch;
         let arrival = (now + latency).max(r.last_arrival[side]);
         r.last_arrival[side] = arrival;
         let update = Update {
             session: x,
+            epoch: r.epoch,
             from: s,
             to,
-            sent_at: now,
             body,
         };
         if self.options.updates {
@@ -897,7 +896,7 @@ impl BgpEngine {
         }
         self.rt[s.index()].sent += 1;
         self.total_updates += 1;
-        arrivals.add(arrival, Delivery { epoch, update });
+        arrivals.add(arrival, Delivery { update });
     }
 
     /// Logs `update` as it leaves (with `--events all` only, so kept out of
