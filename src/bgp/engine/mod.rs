@@ -319,11 +319,12 @@ pub(super) struct SpeakerRt {
 }
 
 /// What a speaker sends to and originates: its session lists, its originated prefixes and
-/// its export caches. A flush, a session coming up and a change of peering read them; a
-/// message being received never does, so they are kept apart from [`SpeakerRt`] (in
-/// [`BgpEngine::outbound`], by speaker): the three lines of a reflector's clients, which a
-/// message finishing at thousands of them reads one client after another, are then
-/// contiguous, 192 bytes a client, instead of 512 bytes apart.
+/// its export caches. Flushes, sessions coming up, changes of peering and the export of
+/// what a speaker that passes routes on received read them; a reflector's client applying
+/// a message never does (`record` stops at `passes_on_nothing`), so they are kept apart
+/// from [`SpeakerRt`] (in [`BgpEngine::outbound`], by speaker): the three lines of a
+/// reflector's clients, which a message finishing at thousands of them reads one client
+/// after another, are then contiguous, 192 bytes a client, instead of 512 bytes apart.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Outbound {
     /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.

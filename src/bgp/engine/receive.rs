@@ -196,8 +196,9 @@ impl BgpEngine {
         // While the message is applied, `processing` says whether others wait behind it
         // (`schedule_export` holds the flush until the last).
         r.processing = !r.inbox.is_empty();
-        if self.up.is_up(delivery.update.session, delivery.update.epoch) {
-            self.apply(now, s, &delivery.update, out);
+        let update = &delivery.update;
+        if self.up.is_up(update.session, update.epoch) {
+            self.apply(now, s, update, out);
         }
         let next = self.rt[s.index()].inbox.pop_front();
         match next {

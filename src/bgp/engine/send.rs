@@ -348,9 +348,9 @@ impl BgpEngine {
 
     /// The attributes speaker `s` sends for its route `attrs` learned from `source` (a
     /// candidate for `p`) to the receiving end `to`, or `None` if the export rules keep it
-    /// back. `exports` is the speaker's [`ExportCache`] (taken out of its [`super::Outbound`] for
-    /// the call): sessions with the same export inputs share one `Arc`, within one flush and
-    /// across full tables sent later.
+    /// back. `exports` is the speaker's [`ExportCache`] (taken out of its
+    /// [`super::Outbound`] for the call): sessions with the same export inputs share one
+    /// `Arc`, within one flush and across full tables sent later.
     pub(super) fn export_one(
         &self,
         s: SpeakerId,
