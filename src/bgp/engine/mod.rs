@@ -470,7 +470,8 @@ const VISIT_ALL: u8 = 7;
 pub struct BgpEngine {
     pub(super) speakers: Vec<Speaker>,
     pub(super) rt: Vec<SpeakerRt>,
-    /// Per speaker, what it sends to and originates.
+    /// Per speaker, what it sends to and originates: one entry per entry of `rt` (both
+    /// grow only in `new` and when `reconfigure.rs` adds a speaker).
     pub(super) outbound: Vec<Outbound>,
     pub(super) sessions: Vec<Session>,
     pub(super) srt: Vec<SessionRt>,
