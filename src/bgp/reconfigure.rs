@@ -40,9 +40,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use super::engine::{
-    BgpEngine, BgpLogEntry, BgpLogKind, Outbound, Scheduled, SpeakerRt, file_session,
-};
+use super::engine::{BgpEngine, BgpLogEntry, BgpLogKind, Scheduled, SpeakerRt, file_session};
 use super::peering::{IdleReason, Peering, Session, SessionSource, SessionState, Speaker};
 use super::{SessionId, SpeakerId};
 use crate::model::time::SimTime;
@@ -177,8 +175,7 @@ impl BgpEngine {
                     let mut rt = SpeakerRt::default();
                     rt.up = s.up;
                     rt.router_id = Some(s.router_id);
-                    self.rt.push(rt);
-                    self.outbound.push(Outbound::default());
+                    self.push_records(rt);
                     self.by_device.insert(s.device, id);
                     self.by_address.entry(s.address).or_insert(id);
                     self.log.push(BgpLogEntry {

@@ -290,41 +290,46 @@ impl<T> Slots<T> {
 ///
 /// A message finishing at a reflector's client reads and writes a few fields of its
 /// receiver, and a message finishes at thousands of clients at one instant, each met once:
-/// those fields are the record's three cache lines (`repr(C)`, aligned to a line; the
-/// assertions below hold the boundaries), which are what `prefetch.rs` asks for ahead; what
-/// sending reads (session lists, originated prefixes, export caches) is in [`Outbound`].
+/// those fields are the record's two cache lines (`repr(C)`, aligned to a line; the
+/// assertions below hold the size), which are what `prefetch.rs` asks for ahead. What
+/// sending reads (session lists, originated prefixes, export caches, the prefixes marked
+/// for the next flush) is in [`Outbound`], and the messages waiting behind the one being
+/// processed are in [`BgpEngine::inboxes`]: a receiver with nothing waiting and nothing to
+/// send, the common case, reads neither.
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub(super) struct SpeakerRt {
-    // The first line: whether a message still applies, and what comes after it.
+    /// Whether a message still applies, and what comes after it.
     pub(super) incarnation: u32,
+    /// How many messages wait in the speaker's inbox ([`BgpEngine::inboxes`], kept equal),
+    /// behind the one it processes (which is in the event that finishes it, [`InProcess`]).
+    waiting: u32,
     pub(super) up: bool,
     pub(super) removed: bool,
     processing: bool,
     flush_scheduled: bool,
-    /// Messages waiting while the speaker processes another (which is in the event that
-    /// finishes it, [`InProcess`]).
-    inbox: VecDeque<Delivery>,
-    dirty: BTreeSet<PrefixId>,
-    // The second line: what applying a message counts.
-    pub(super) rib: Rib,
-    received: u64,
-    // The third line: how the speaker names sources in shared states (`shared.rs`), and
-    // its BGP identifier (`Speaker::router_id`, kept equal; `None` only in a default
-    // record): all the import check reads of the receiver of a route learned over iBGP
-    // from a non-client.
-    pub(super) tags: shared::Tags,
+    /// Whether [`Outbound::dirty`] holds a prefix (kept equal): all that finishing a
+    /// message reads of it.
+    marked: bool,
+    /// The speaker's BGP identifier (`Speaker::router_id`, kept equal; `None` only in a
+    /// default record) and how it names sources in shared states (`shared.rs`): all the
+    /// import check reads of the receiver of a route learned over iBGP from a non-client.
     pub(in crate::bgp) router_id: Option<IpAddr>,
-    sent: u64,
+    received: u64,
+    pub(super) tags: shared::Tags,
+    /// What applying a message counts, and the bits that say the speaker advertises or
+    /// originates nothing for most prefixes.
+    pub(super) rib: Rib,
 }
 
-/// What a speaker sends to and originates: its session lists, its originated prefixes and
-/// its export caches. Flushes, sessions coming up, changes of peering and the export of
-/// what a speaker that passes routes on received read them; a reflector's client applying
-/// a message never does (`record` stops at `passes_on_nothing`), so they are kept apart
-/// from [`SpeakerRt`] (in [`BgpEngine::outbound`], by speaker): the three lines of a
-/// reflector's clients, which a message finishing at thousands of them reads one client
-/// after another, are then contiguous, 192 bytes a client, instead of 512 bytes apart.
+/// What a speaker sends to and originates: its session lists, its originated prefixes, its
+/// export caches, the prefixes marked for its next flush and how many UPDATEs it sent.
+/// Flushes, sessions coming up, changes of peering and the export of what a speaker that
+/// passes routes on received read them; a reflector's client applying a message never does
+/// (`record` stops at `passes_on_nothing`), so they are kept apart from [`SpeakerRt`] (in
+/// [`BgpEngine::outbound`], by speaker): the two lines of a reflector's clients, which a
+/// message finishing at thousands of them reads one client after another, are then
+/// contiguous, 128 bytes a client.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Outbound {
     /// Sessions with a speaker at both ends, in id order, split by how routes flow to them.
@@ -333,6 +338,10 @@ pub(super) struct Outbound {
     pub(super) non_clients: Vec<SessionId>,
     /// Every session naming this speaker (including those to nobody).
     pub(super) all: Vec<SessionId>,
+    /// The prefixes marked for the next flush ([`SpeakerRt::marked`] says whether any is).
+    dirty: BTreeSet<PrefixId>,
+    /// UPDATEs sent.
+    sent: u64,
     pub(super) originated: BTreeSet<PrefixId>,
     /// The nets of `originated` that come from IPAM (blocks, borrowed addresses), for
     /// Calico's export filter.
@@ -347,13 +356,7 @@ pub(super) struct Outbound {
 }
 
 const _: () = {
-    use std::mem::offset_of;
-    assert!(offset_of!(SpeakerRt, dirty) + size_of::<BTreeSet<PrefixId>>() <= 64);
-    assert!(offset_of!(SpeakerRt, rib) == 64);
-    assert!(offset_of!(SpeakerRt, received) + size_of::<u64>() <= 128);
-    assert!(offset_of!(SpeakerRt, tags) == 128);
-    assert!(offset_of!(SpeakerRt, sent) + size_of::<u64>() <= 192);
-    assert!(size_of::<SpeakerRt>() == 192);
+    assert!(size_of::<SpeakerRt>() == 128);
 };
 
 /// Why a session is being timed out.
@@ -470,9 +473,12 @@ const VISIT_ALL: u8 = 7;
 pub struct BgpEngine {
     pub(super) speakers: Vec<Speaker>,
     pub(super) rt: Vec<SpeakerRt>,
-    /// Per speaker, what it sends to and originates: one entry per entry of `rt` (both
-    /// grow only in `new` and when `reconfigure.rs` adds a speaker).
+    /// Per speaker, what it sends to and originates: one entry per entry of `rt` (`rt`,
+    /// `outbound` and `inboxes` grow only in `new` and when `reconfigure.rs` adds a speaker).
     pub(super) outbound: Vec<Outbound>,
+    /// Per speaker, the messages waiting while it processes another, in arrival order (as
+    /// `rt` and `outbound`; [`SpeakerRt::waiting`] counts them).
+    inboxes: Vec<VecDeque<Delivery>>,
     pub(super) sessions: Vec<Session>,
     pub(super) srt: Vec<SessionRt>,
     /// Per session, when it last went Idle (connect retries count from there).
@@ -570,6 +576,7 @@ impl BgpEngine {
             })
             .collect();
         let mut outbound = vec![Outbound::default(); speakers.len()];
+        let inboxes = vec![VecDeque::new(); speakers.len()];
         for s in &sessions {
             file_session(&mut outbound, s);
         }
@@ -590,6 +597,7 @@ impl BgpEngine {
             speakers,
             rt,
             outbound,
+            inboxes,
             sessions,
             srt,
             idle_since,
@@ -1078,17 +1086,40 @@ impl BgpEngine {
         !self.speakers[s.index()].is_router()
     }
 
+    /// Adds the runtime records of a speaker joining (the next id): its `rt` record, an
+    /// empty `outbound` entry and an empty inbox (the three grow together, here and in
+    /// `new` only).
+    pub(in crate::bgp) fn push_records(&mut self, rt: SpeakerRt) {
+        self.rt.push(rt);
+        self.outbound.push(Outbound::default());
+        self.inboxes.push(VecDeque::new());
+    }
+
+    /// Whether each speaker's runtime record says of its inbox and of the prefixes marked
+    /// for its flush what they hold ([`SpeakerRt::waiting`], [`SpeakerRt::marked`]), with
+    /// one record, one `Outbound` and one inbox per speaker.
+    #[cfg(test)]
+    pub(crate) fn speaker_records_in_step(&self) -> bool {
+        let n = self.rt.len();
+        self.outbound.len() == n
+            && self.inboxes.len() == n
+            && (self.rt.iter().zip(&self.outbound).zip(&self.inboxes))
+                .all(|((r, o), q)| r.waiting as usize == q.len() && r.marked != o.dirty.is_empty())
+    }
+
     /// Forgets everything a speaker knew (a crash or a deletion).
     pub(super) fn wipe(&mut self, s: SpeakerId) {
         let r = &mut self.rt[s.index()];
         r.up = false;
         r.incarnation += 1;
-        r.inbox.clear();
+        r.waiting = 0;
         r.processing = false;
-        r.dirty.clear();
+        r.marked = false;
         r.flush_scheduled = false;
         r.rib.clear();
+        self.inboxes[s.index()].clear();
         let o = &mut self.outbound[s.index()];
+        o.dirty.clear();
         o.exports.clear();
         o.table_views = groups::TableViews::default();
         self.table.clear(s);

@@ -101,10 +101,9 @@ impl BgpEngine {
         self.up.prefetch(update.session);
         let s = m.speaker;
         if let Some(r) = self.rt.get(s.index()) {
-            // The three lines `SpeakerRt` keeps them in.
+            // The two lines `SpeakerRt` keeps them in.
             prefetch_line(&r.incarnation);
             prefetch_line(&r.rib);
-            prefetch_line(&r.tags);
         }
         let first = (update.body.withdrawn.first().map(|w| w.0))
             .or_else(|| update.body.announced.first().map(|a| a.0));
@@ -114,13 +113,15 @@ impl BgpEngine {
     }
 
     /// Prefetches the slot of `s`'s queue the next delivery to it is pushed into (after its
-    /// last waiting message; where the first would go when none waits). The queue's buffer
-    /// is an allocation of its own, apart from the receiver's lines; reading where it is
-    /// reads the first of those, which [`Self::prefetch_delivery`] asked for a receiver
-    /// earlier.
+    /// last waiting message; where the first would go when none waits), if `s` is busy, so
+    /// that the delivery will wait there. The queue and its buffer are apart from the
+    /// receiver's lines; whether it is busy is read from the first of those, which
+    /// [`Self::prefetch_delivery`] asked for a receiver earlier.
     pub(super) fn prefetch_queue_back(&self, s: SpeakerId) {
-        if let Some(r) = self.rt.get(s.index()) {
-            let (front, back) = r.inbox.as_slices();
+        if self.rt.get(s.index()).is_some_and(|r| r.processing)
+            && let Some(inbox) = self.inboxes.get(s.index())
+        {
+            let (front, back) = inbox.as_slices();
             let end = match back {
                 [] => front.as_ptr_range().end,
                 _ => back.as_ptr_range().end,
@@ -132,7 +133,9 @@ impl BgpEngine {
     /// Prefetches the message `s` takes from its queue once it finishes the one it is
     /// processing (see [`Self::prefetch_queue_back`]).
     pub(super) fn prefetch_queue_front(&self, s: SpeakerId) {
-        if let Some(first) = self.rt.get(s.index()).and_then(|r| r.inbox.front()) {
+        if self.rt.get(s.index()).is_some_and(|r| r.waiting != 0)
+            && let Some(first) = self.inboxes.get(s.index()).and_then(|q| q.front())
+        {
             prefetch_line(first);
         }
     }

@@ -327,7 +327,7 @@ impl BgpEngine {
     pub fn updates_sent(&self, device: DeviceId) -> u64 {
         self.by_device
             .get(&device)
-            .map_or(0, |s| self.rt[s.index()].sent)
+            .map_or(0, |s| self.outbound[s.index()].sent)
     }
 
     pub fn updates_received(&self, device: DeviceId) -> u64 {

@@ -120,7 +120,8 @@ impl BgpEngine {
                 continue;
             }
             if r.processing {
-                r.inbox.push_back(delivery);
+                r.waiting += 1;
+                self.inboxes[to.index()].push_back(delivery);
                 continue;
             }
             r.processing = true;
@@ -195,16 +196,18 @@ impl BgpEngine {
         }
         // While the message is applied, `processing` says whether others wait behind it
         // (`schedule_export` holds the flush until the last).
-        r.processing = !r.inbox.is_empty();
+        r.processing = r.waiting != 0;
         let update = &delivery.update;
         if self.up.is_up(update.session, update.epoch) {
             self.apply(now, s, update, out);
         }
-        let next = self.rt[s.index()].inbox.pop_front();
+        let next = self.inboxes[s.index()].pop_front();
         match next {
             Some(next) => {
                 let at = now + self.processing_cost(&next.update);
-                self.rt[s.index()].processing = true;
+                let r = &mut self.rt[s.index()];
+                r.processing = true;
+                r.waiting -= 1;
                 let started = InProcess {
                     speaker: s,
                     incarnation,
@@ -259,7 +262,7 @@ impl BgpEngine {
         else {
             return false;
         };
-        if !r.inbox.is_empty()
+        if r.waiting != 0
             || body.end_of_rib
             || !self.restart.is_idle()
             || originator_check(attrs, me).is_err()
@@ -273,6 +276,10 @@ impl BgpEngine {
             assert_eq!(r.router_id, Some(speaker.router_id));
             assert_eq!(import_check(attrs, false, false, speaker), Ok(()));
             assert_eq!(tag, self.tag(s, RouteSource::Peer(update.session)));
+            assert!(
+                self.inboxes[s.index()].is_empty(),
+                "nothing waits behind it"
+            );
             self.plain_finished.0 += 1;
         }
         let r = &mut self.rt[s.index()];
@@ -322,7 +329,7 @@ impl BgpEngine {
         out: &mut Scheduled,
     ) {
         let r = &mut self.rt[s.index()];
-        if !r.dirty.is_empty() && !r.flush_scheduled {
+        if r.marked && !r.flush_scheduled {
             r.flush_scheduled = true;
             out.push((
                 now,

@@ -195,8 +195,7 @@ impl BgpEngine {
         if self.passes_on_nothing(s, p, self.table.get(s, p)) {
             return;
         }
-        let r = &self.rt[s.index()];
-        if r.dirty.contains(&p) {
+        if self.outbound[s.index()].dirty.contains(&p) {
             return;
         }
         if !self.could_reach_a_peer(s, p) {
@@ -215,8 +214,9 @@ impl BgpEngine {
             self.forget_advertised(s, p);
             return;
         }
+        self.outbound[s.index()].dirty.insert(p);
         let r = &mut self.rt[s.index()];
-        r.dirty.insert(p);
+        r.marked = true;
         // A speaker with more messages waiting sends once it has worked through them (BIRD
         // exports after its event loop drains its input), so a burst leaves as one UPDATE
         // per peer; `on_process_next` schedules the flush when the queue empties. (While a
@@ -437,7 +437,8 @@ impl BgpEngine {
     /// clients costs one body and a send per client, not a queued change per client and
     /// prefix.
     pub(super) fn flush(&mut self, now: SimTime, s: SpeakerId, out: &mut Scheduled) {
-        let dirty = std::mem::take(&mut self.rt[s.index()].dirty);
+        self.rt[s.index()].marked = false;
+        let dirty = std::mem::take(&mut self.outbound[s.index()].dirty);
         let mut exports = std::mem::take(&mut self.outbound[s.index()].exports);
         let mut changed: Vec<Changed> = Vec::new();
         let mut seen = 0;
@@ -894,7 +895,7 @@ impl BgpEngine {
         } else {
             self.last_activity = self.last_activity.max(now);
         }
-        self.rt[s.index()].sent += 1;
+        self.outbound[s.index()].sent += 1;
         self.total_updates += 1;
         arrivals.add(arrival, Delivery { update });
     }

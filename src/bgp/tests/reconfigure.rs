@@ -152,6 +152,10 @@ fn flush_targets_follow_a_reconfiguration() {
     net.reconfigure(&BgpConfig::default(), &[to_reflectors()], "node new joined");
     net.settle();
     assert!(net.engine.sessions_up_in_step());
+    assert!(
+        net.engine.speaker_records_in_step(),
+        "the new speaker has its three records"
+    );
     // A block r0n1 originates now reaches `new` over the mesh and reflected by r0n0's
     // flush over its new session.
     net.originate("r0n1", &block(0, 9));

@@ -298,6 +298,11 @@ fn same_as_reference(
             // What flushes keep of the sessions (`send.rs`, `SendCache`) follows them.
             prop_assert!(net.engine.sessions_up_in_step(), "up after step {}", step);
             prop_assert!(
+                net.engine.speaker_records_in_step(),
+                "inboxes and marks after step {}",
+                step
+            );
+            prop_assert!(
                 net.engine.flush_targets_in_step().0,
                 "targets after step {}",
                 step
