@@ -299,7 +299,8 @@ impl<T> Slots<T> {
 #[derive(Clone, Debug, Default)]
 #[repr(C, align(64))]
 pub(super) struct SpeakerRt {
-    /// Whether a message still applies, and what comes after it.
+    /// Moves on when the speaker goes down or restarts: a message started in another
+    /// incarnation no longer applies.
     pub(super) incarnation: u32,
     /// How many messages wait in the speaker's inbox ([`BgpEngine::inboxes`], kept equal),
     /// behind the one it processes (which is in the event that finishes it, [`InProcess`]).
@@ -312,10 +313,12 @@ pub(super) struct SpeakerRt {
     /// message reads of it.
     marked: bool,
     /// The speaker's BGP identifier (`Speaker::router_id`, kept equal; `None` only in a
-    /// default record) and how it names sources in shared states (`shared.rs`): all the
-    /// import check reads of the receiver of a route learned over iBGP from a non-client.
+    /// default record): all the import check reads of the receiver of a route learned over
+    /// iBGP from a non-client.
     pub(in crate::bgp) router_id: Option<IpAddr>,
+    /// UPDATEs received.
     received: u64,
+    /// How the speaker names sources in shared states (`shared.rs`).
     pub(super) tags: shared::Tags,
     /// What applying a message counts, and the bits that say the speaker advertises or
     /// originates nothing for most prefixes.
