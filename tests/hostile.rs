@@ -301,8 +301,10 @@ fn names_absent_at_the_expectation_time_fail_the_expectation() {
 
 #[test]
 fn a_mesh_that_cannot_fit_is_refused_by_check_and_sweep_and_reported_by_validate() {
-    // 60,000 nodes in the default full mesh: 60000·59999/2 = 1,799,970,000 sessions at 2 KiB
-    // each, ~3.4 TiB (footprint.rs), more than any machine these tests run on.
+    // 60,000 nodes in the default full mesh (footprint.rs): 60000·59999/2 = 1,799,970,000
+    // sessions at 1 KiB, 60,002 speakers (the ToR and the core too) × 60,000 prefixes at
+    // 6 B, no pods, 64 MiB: 1,864,837,108,864 bytes, 1736.8 GiB, more than any machine
+    // these tests run on.
     let dir = scratch("hostile-mesh");
     let file = dir.join("mesh.yaml");
     std::fs::write(
@@ -315,7 +317,10 @@ fn a_mesh_that_cannot_fit_is_refused_by_check_and_sweep_and_reported_by_validate
     let (code, stdout, stderr) = podnet(&["validate", &file]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("valid (60000 nodes"), "{stdout}");
-    assert!(stdout.contains("simulating needs about 3"), "{stdout}");
+    assert!(
+        stdout.contains("simulating needs about 1736.8 GiB"),
+        "{stdout}"
+    );
     assert!(
         stderr.contains("warning: simulating this scenario needs about")
             && stderr.contains("route reflectors"),
@@ -344,6 +349,57 @@ fn a_mesh_that_cannot_fit_is_refused_by_check_and_sweep_and_reported_by_validate
         "the small variant ran:\n{stderr}"
     );
     assert!(stderr.contains("route reflectors"), "{stderr}");
+}
+
+/// What simulating `text` allocates at its peak (the run, its expectations and all-pairs
+/// reachability, as a sweep's variant does), with `slabs` bytes the state table maps beside
+/// the heap, against the estimate the simulating commands refuse by: never below it, and
+/// not so far above that it refuses what fits (its part beyond the fixed 64 MiB within four
+/// times what was measured).
+fn estimate_covers(text: &str, slabs: usize) {
+    let s = load(text).unwrap_or_else(|d| panic!("{d}"));
+    let estimate = scenario::footprint::estimate(&s);
+    let (reachable, heap) = peak_of(|| {
+        let outcome =
+            podnet::sim::Simulation::with_event_log(&s, podnet::sim::events::EventLog::discard())
+                .run();
+        podnet::sim::expect::evaluate(&s.expectations, &outcome.snapshots, &outcome.last);
+        outcome.last.reachability().reachable
+    });
+    assert!(reachable > 0, "the pods reach each other");
+    let measured = heap + slabs;
+    let bytes = estimate.bytes as usize;
+    assert!(
+        measured <= bytes,
+        "measured {} MiB > estimated {} MiB",
+        measured / MIB,
+        bytes / MIB
+    );
+    let beyond = bytes - scenario::footprint::BASE_BYTES as usize;
+    assert!(
+        beyond <= 4 * measured,
+        "estimated {} MiB beyond the base for {} MiB measured",
+        beyond / MIB,
+        measured / MIB
+    );
+}
+
+#[test]
+fn the_memory_estimate_covers_a_mesh_and_a_reflector_cluster_and_no_more_than_four_times() {
+    // A mesh of 300 nodes, a pod each: 44,850 sessions. Its state table: 19 blocks of 16
+    // speakers × 2 chunks of 256 prefixes × 16 KiB = 608 KiB, one 2 MiB slab.
+    estimate_covers(
+        "name: m\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      nodes: [{namePrefix: n, count: 300}]\nworkloads:\n- {name: web, replicas: 300}\n",
+        2 * MIB,
+    );
+    // 1,200 nodes, 3 reflectors, a pod each. The estimate made each reflector's copy of a
+    // prefix a 32-byte route (4 × 1200 × 1200 × 32 B = 176 MiB beyond the base) until
+    // session 28; the engine keeps one 4-byte state id per speaker and prefix. Its table:
+    // 75 blocks × 5 chunks × 16 KiB = 6,000 KiB, three slabs, 6 MiB.
+    estimate_covers(
+        "name: rr\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      nodes:\n      - {namePrefix: rr, count: 3, labels: {route-reflector: \"true\"}, bgp: {routeReflectorClusterID: 244.0.0.1}}\n      - {namePrefix: n, count: 1197}\nresources:\n- apiVersion: projectcalico.org/v3\n  kind: BGPConfiguration\n  metadata: {name: default}\n  spec: {nodeToNodeMeshEnabled: false}\n- apiVersion: projectcalico.org/v3\n  kind: BGPPeer\n  metadata: {name: to-reflectors}\n  spec: {nodeSelector: \"!has(route-reflector)\", peerSelector: has(route-reflector)}\nworkloads:\n- {name: web, replicas: 1200}\n",
+        6 * MIB,
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

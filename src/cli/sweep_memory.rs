@@ -86,8 +86,9 @@ mod tests {
     fn needing(bytes: u64) -> Footprint {
         Footprint {
             nodes: 1_000,
+            pods: 0,
             sessions: 499_500,
-            routes: 2_000_000,
+            routes: 1_000_000,
             bytes,
         }
     }

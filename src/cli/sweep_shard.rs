@@ -38,16 +38,15 @@ pub fn parse(text: &str) -> Result<Shard, String> {
     Ok(Shard { index, count })
 }
 
-/// A variant's predicted cost: the routes and sessions of its BGP state, its nodes and pods.
-/// A variant that does not load costs nothing here (it fails fast in its shard); the
-/// `--expect` list changes no cost.
+/// A variant's predicted cost: the RIB entries and sessions of its BGP state, its nodes and
+/// pods, as `scenario::footprint` counts them. A variant that does not load costs nothing
+/// here (it fails fast in its shard); the `--expect` list changes no cost.
 fn cost(path: &Path, variant: &[(String, String)]) -> u64 {
     let Ok(s) = scenario::load_with_overrides(path, variant) else {
         return 0;
     };
     let f = scenario::footprint::estimate(&s);
-    let pods: u64 = s.workloads.iter().map(|w| u64::from(w.replicas)).sum();
-    f.routes + f.sessions + f.nodes + pods
+    f.routes + f.sessions + f.nodes + f.pods
 }
 
 /// The variant indices of each of `count` shards, each list ascending.

@@ -1,22 +1,34 @@
 //! How much memory a scenario's simulation will need, estimated before it runs (issue #19).
 //!
 //! The input limits bound reading and validating; they do not bound simulating: 100,000 nodes
-//! in a full node-to-node mesh imply 5 × 10^9 BGP sessions. The dominant state is BGP's, and
-//! it follows from the scenario alone:
+//! in a full node-to-node mesh imply 5 × 10^9 BGP sessions. What a simulation holds follows
+//! from the scenario alone:
 //!
 //! - sessions: n(n−1)/2 with the mesh on (Calico's default); with it off, every node peers
 //!   with each of the r route reflectors (the usual BGPPeer design) and the reflectors with
 //!   each other: (n − r)·r + r(r−1)/2;
-//! - routes: every node originates at least one block (P ≥ n prefixes). With the mesh, a node
-//!   holds each prefix once in its Adj-RIB-In and once in its Loc-RIB: 2·n·P; with r
-//!   reflectors a client hears each prefix from every reflector: (r + 1)·n·P.
+//! - RIB entries: every BGP speaker (the nodes, the fabric's devices and the external
+//!   routers, at most) holds a state for every prefix; the prefixes are the blocks, at least
+//!   one per node and at most one per node more than the pods need,
+//!   P = n + ⌈pods / addresses per block⌉ (the smallest block of the Calico pools; Calico's
+//!   default /26 without one). A client's copies of a prefix from several reflectors are one
+//!   entry: an id of the interned state they make (`bgp::rib::StateTable`);
+//! - pods: the workloads' replicas, each at the most any `scale` event asks (a DaemonSet's
+//!   are one per node), with their addresses, the snapshot's rows, the data plane's and the
+//!   report's entries and the policy verdicts.
 //!
-//! The costs per item are measured, not guessed: the performance table of podnet 3bcd134
-//! (`docs/performance-history.md`, "Earlier table") fits `64 MiB + 2 KiB per session +
-//! 32 B per route` within 20% on all six bench scenarios (mesh-1000: 499,500 sessions and
-//! 2·10^6 routes, 0.97 GiB measured, 1.1 GiB estimated; rr-5000: 14,994 sessions and 10^8
-//! routes, 2.74 GiB measured, 3.0 GiB estimated). The estimate errs high; a scenario is refused only when it exceeds the
-//! machine's memory, where running it would end with the process killed.
+//! The costs per item are measured, not guessed: the peak resident memory of `podnet run`
+//! (the larger of `run` and `check`) on the bench scenarios at podnet 0018775 (session 28):
+//! mesh-250, mesh-500, mesh-1000: 94, 196 and 552 MiB; rr-1000, rr-2000, rr-5000: 132, 222
+//! and 573 MiB; rr-5000-events 597 MiB, rr-5000-policy 717 MiB. Fitting `check`'s peaks
+//! gives about 4.4 B per RIB entry, 2.7 KiB per pod and 0.4 KiB per session over a base of
+//! 41 MiB; `run` adds its report (about 0.5 KiB more per session of a mesh, up to 1 KiB per
+//! pod with policies). `64 MiB + 1 KiB per session + 6 B per RIB entry + 4 KiB per pod`
+//! is above every one of them by 1.2× to 1.55× (mesh-1000: 678 MiB estimated; rr-5000:
+//! 881 MiB, against 3.1 GiB when each reflector's copy was a 32-byte route). The estimate
+//! errs high; a scenario is refused only when it exceeds the machine's memory, where running
+//! it would end with the process killed. `tests/hostile.rs` holds it above what a
+//! simulation allocates and within a few times of it.
 //!
 //! This module reads the validated scenario only; it is not a model of the BGP engine.
 
@@ -24,19 +36,27 @@ use super::Scenario;
 use super::kinds::ResourceSpec;
 use crate::model::action::Action;
 use crate::model::network::CalicoBackend;
+use crate::model::workload::WorkloadKind;
 
 /// Bytes the process needs whatever the scenario (code, tables, buffers).
-const BASE_BYTES: u64 = 64 << 20;
-/// Bytes per BGP session (both ends' state, timers, Adj-RIB-Out bookkeeping).
-const SESSION_BYTES: u64 = 2 << 10;
-/// Bytes per route held in an Adj-RIB-In or Loc-RIB.
-const ROUTE_BYTES: u64 = 32;
+pub const BASE_BYTES: u64 = 64 << 20;
+/// Bytes per BGP session (both ends' state, timers, update-group bookkeeping, its rows in
+/// the report).
+const SESSION_BYTES: u64 = 1 << 10;
+/// Bytes per RIB entry: one speaker's state for one prefix.
+const ENTRY_BYTES: u64 = 6;
+/// Bytes per pod.
+const POD_BYTES: u64 = 4 << 10;
+/// Addresses per block when no Calico pool says: Calico's default IPv4 pool has /26 blocks.
+const DEFAULT_BLOCK_ADDRESSES: u64 = 64;
 
 /// The estimate and what it is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Footprint {
     pub nodes: u64,
+    pub pods: u64,
     pub sessions: u64,
+    /// RIB entries: every speaker's state for every prefix.
     pub routes: u64,
     pub bytes: u64,
 }
@@ -52,6 +72,7 @@ pub fn estimate(scenario: &Scenario) -> Footprint {
         })
         .sum();
     let n = scenario.topology.nodes.len() as u64 + added;
+    let pods = pods(scenario, n);
     let (sessions, routes) = if scenario.network.calico_backend == CalicoBackend::Vxlan {
         (0, 0)
     } else {
@@ -67,28 +88,77 @@ pub fn estimate(scenario: &Scenario) -> Footprint {
             .iter()
             .filter(|node| node.bgp.route_reflector_cluster_id.is_some())
             .count() as u64;
-        let prefixes = n;
-        if mesh || r == 0 {
-            (
-                n.saturating_mul(n.saturating_sub(1)) / 2,
-                n.saturating_mul(prefixes).saturating_mul(2),
-            )
+        // The fabric's routers speak BGP when they have an AS number.
+        let routers = scenario
+            .topology
+            .devices
+            .iter()
+            .filter(|d| d.is_router() && d.as_number.is_some())
+            .count() as u64;
+        let speakers = n
+            .saturating_add(routers)
+            .saturating_add(scenario.topology.externals.len() as u64);
+        let prefixes = n.saturating_add(pods.div_ceil(block_addresses(scenario)));
+        let sessions = if mesh || r == 0 {
+            n.saturating_mul(n.saturating_sub(1)) / 2
         } else {
-            (
-                (n - r.min(n)).saturating_mul(r) + r * r.saturating_sub(1) / 2,
-                n.saturating_mul(prefixes).saturating_mul(r + 1),
-            )
-        }
+            (n - r.min(n)).saturating_mul(r) + r * r.saturating_sub(1) / 2
+        };
+        (sessions, speakers.saturating_mul(prefixes))
     };
     let bytes = BASE_BYTES
         .saturating_add(sessions.saturating_mul(SESSION_BYTES))
-        .saturating_add(routes.saturating_mul(ROUTE_BYTES));
+        .saturating_add(routes.saturating_mul(ENTRY_BYTES))
+        .saturating_add(pods.saturating_mul(POD_BYTES));
     Footprint {
         nodes: n,
+        pods,
         sessions,
         routes,
         bytes,
     }
+}
+
+/// The most pods the scenario asks for: each workload's replicas or the most a `scale`
+/// event gives it, whichever is larger; a DaemonSet's one per node (of `nodes`, the most
+/// there will be).
+fn pods(scenario: &Scenario, nodes: u64) -> u64 {
+    scenario
+        .workloads
+        .iter()
+        .map(|w| {
+            if w.kind == WorkloadKind::DaemonSet {
+                return nodes;
+            }
+            let scaled = scenario.actions.iter().filter_map(|a| match &a.action {
+                Action::Scale {
+                    workload,
+                    namespace,
+                    replicas,
+                } if *workload == w.name && *namespace == w.namespace => Some(*replicas),
+                _ => None,
+            });
+            u64::from(scaled.fold(w.replicas, u32::max))
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Addresses in the smallest block of the scenario's Calico pools (the most blocks its pods
+/// can need), Calico's default without one.
+fn block_addresses(scenario: &Scenario) -> u64 {
+    scenario
+        .specs
+        .iter()
+        .filter_map(|s| match s {
+            Some(ResourceSpec::IpPool(p)) => {
+                let host_bits = u32::from(p.cidr.max_prefix_len().saturating_sub(p.block_size));
+                Some(1u64 << host_bits.min(32))
+            }
+            _ => None,
+        })
+        .min()
+        .unwrap_or(DEFAULT_BLOCK_ADDRESSES)
+        .max(1)
 }
 
 /// The memory this machine has for podnet: the cgroup's limit if one is set, else the
@@ -116,12 +186,13 @@ pub fn refusal(footprint: &Footprint, available: u64) -> Option<String> {
         return None;
     }
     Some(format!(
-        "simulating this scenario needs about {} ({} nodes, {} BGP sessions, {} RIB \
-         routes), more than this machine's {}; a full node-to-node mesh grows with the \
+        "simulating this scenario needs about {} ({} nodes, {} pods, {} BGP sessions, {} \
+         RIB entries), more than this machine's {}; a full node-to-node mesh grows with the \
          square of the node count: use route reflectors (BGPConfiguration \
          nodeToNodeMeshEnabled: false and BGPPeers to a few reflector nodes) or fewer nodes",
         human_bytes(footprint.bytes),
         footprint.nodes,
+        footprint.pods,
         footprint.sessions,
         footprint.routes,
         human_bytes(available)
@@ -151,15 +222,70 @@ mod tests {
         )
     }
 
+    /// `cluster(n, ..)` with reflectors: nodes 0–2 of its rack are reflectors (`n` ≥ 3),
+    /// the mesh off, and `extra` appended.
+    fn reflected(nodes: u32, extra: &str) -> String {
+        format!(
+            "name: t\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      nodes:\n      - {{namePrefix: rr, count: 3, bgp: {{routeReflectorClusterID: 244.0.0.1}}}}\n      - {{namePrefix: n, count: {}}}\nresources:\n- apiVersion: projectcalico.org/v3\n  kind: BGPConfiguration\n  metadata: {{name: default}}\n  spec: {{nodeToNodeMeshEnabled: false}}\n{extra}",
+            nodes - 3
+        )
+    }
+
     #[test]
     fn a_mesh_is_quadratic_and_reflectors_are_not() {
-        // Mesh of 1,000: 1000·999/2 sessions, 2·1000·1000 routes.
+        // Mesh of 1,000 nodes and no pods: 1000·999/2 = 499,500 sessions; 1,002 speakers
+        // (the nodes, the rack's ToR and the core, to which the default fabric gives AS
+        // numbers; no external routers) × 1,000 prefixes (one block per node, no pods to
+        // need more) = 1,002,000 RIB entries.
         let mesh = estimate(&load(&cluster(1_000, "")));
-        assert_eq!((mesh.sessions, mesh.routes), (499_500, 2_000_000));
-        assert_eq!(mesh.bytes, (64 << 20) + 499_500 * 2048 + 2_000_000 * 32);
+        assert_eq!(
+            (mesh.pods, mesh.sessions, mesh.routes),
+            (0, 499_500, 1_002_000)
+        );
+        assert_eq!(mesh.bytes, (64 << 20) + 499_500 * 1024 + 1_002_000 * 6);
+        // The same nodes with 3 reflectors: 997·3 + 3·2/2 = 2,994 sessions, the same
+        // entries (a client's three copies of a prefix are one state).
+        let rr = estimate(&load(&reflected(1_000, "")));
+        assert_eq!((rr.sessions, rr.routes), (2_994, 1_002_000));
+        assert_eq!(rr.bytes, (64 << 20) + 2_994 * 1024 + 1_002_000 * 6);
         // VXLAN: no BGP at all.
         let vxlan = estimate(&load(&cluster(1_000, "network: {calicoBackend: vxlan}\n")));
         assert_eq!((vxlan.sessions, vxlan.routes), (0, 0));
+    }
+
+    #[test]
+    fn pods_are_counted_at_their_most_and_need_blocks_of_the_smallest_pool() {
+        // 100 nodes and 20 added; `web` 500 replicas scaled to 900 then down to 100, so 900
+        // at the most; a DaemonSet one per node, 120: 1,020 pods. The smallest block is the
+        // /28 pool's, 16 addresses: 1020/16 = 63.75, so 64 blocks beyond one per node:
+        // 120 + 64 = 184 prefixes for 122 speakers (the ToR and the core too) = 22,448
+        // entries; the mesh of the 120, 120·119/2 = 7,140 sessions.
+        let text = cluster(
+            100,
+            "resources:\n\
+             - {apiVersion: projectcalico.org/v3, kind: IPPool, metadata: {name: a}, spec: {cidr: 10.64.0.0/16, blockSize: 26}}\n\
+             - {apiVersion: projectcalico.org/v3, kind: IPPool, metadata: {name: b}, spec: {cidr: 10.65.0.0/16, blockSize: 28}}\n\
+             workloads:\n\
+             - {name: web, replicas: 500}\n\
+             - {name: agent, kind: DaemonSet}\n\
+             events:\n\
+             - {at: 1s, scale: {workload: web, replicas: 900}}\n\
+             - {at: 2s, scale: {workload: web, replicas: 100}}\n\
+             - {at: 3s, addNodes: {rack: r, namePrefix: m, count: 20}}\n",
+        );
+        let f = estimate(&load(&text));
+        assert_eq!((f.nodes, f.pods, f.sessions), (120, 1_020, 7_140));
+        assert_eq!(f.routes, 122 * 184);
+        assert_eq!(
+            f.bytes,
+            (64 << 20) + 7_140 * 1024 + 122 * 184 * 6 + 1_020 * 4096
+        );
+        // Without pools, Calico's default /26: 1020/64 = 15.9, so 16 blocks beyond.
+        let default_pool = estimate(&load(&cluster(
+            100,
+            "workloads:\n- {name: web, replicas: 1020}\n",
+        )));
+        assert_eq!(default_pool.routes, 102 * (100 + 16));
     }
 
     #[test]
