@@ -32,6 +32,8 @@
 //!
 //! This module reads the validated scenario only; it is not a model of the BGP engine.
 
+use std::path::Path;
+
 use super::Scenario;
 use super::kinds::ResourceSpec;
 use crate::model::action::Action;
@@ -161,22 +163,62 @@ fn block_addresses(scenario: &Scenario) -> u64 {
         .max(1)
 }
 
-/// The memory this machine has for podnet: the cgroup's limit if one is set, else the
-/// physical memory (`MemTotal`); `None` where neither can be read.
+/// The memory this machine has for podnet: the smallest limit of the memory cgroups podnet
+/// runs in, if any is set, else the physical memory (`MemTotal`); `None` where neither can
+/// be read.
 pub fn machine_memory() -> Option<u64> {
-    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok());
     let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
         s.lines()
             .find_map(|l| l.strip_prefix("MemTotal:"))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .map(|kb| kb * 1024)
     });
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|own| cgroup_limit(Path::new("/sys/fs/cgroup"), &own));
     match (cgroup, total) {
         (Some(c), Some(t)) => Some(c.min(t)),
         (c, t) => c.or(t),
     }
+}
+
+/// The smallest memory limit set on the cgroups named in `own` (the text of
+/// `/proc/self/cgroup`) or on any of their ancestors, under the cgroup mount `root`: cgroup
+/// v2's `memory.max` on the unified hierarchy (the `0::` line; `root` itself is the mount
+/// in a pure v2 system, `root/unified` in a hybrid one) and cgroup v1's
+/// `memory.limit_in_bytes` on the memory controller's hierarchy (`root/memory`). A limit
+/// applies to everything below it, so a container's own limit (at the root of the
+/// hierarchy it sees, whatever path `own` gives) counts as a parent's would. `max` (v2) is
+/// no limit; v1's "no limit" is a number far above any machine's memory and loses the
+/// comparison with `MemTotal`.
+fn cgroup_limit(root: &Path, own: &str) -> Option<u64> {
+    let mut limits = Vec::new();
+    for line in own.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let (mounts, file): (&[&str], &str) = if controllers.is_empty() {
+            (&["", "unified"], "memory.max")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (&["memory"], "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        for mount in mounts {
+            let mut dir = Some(Path::new(path.trim_start_matches('/')));
+            while let Some(d) = dir {
+                let text = std::fs::read_to_string(root.join(mount).join(d).join(file));
+                if let Ok(limit) = text.as_deref().unwrap_or("").trim().parse::<u64>() {
+                    limits.push(limit);
+                }
+                dir = d.parent();
+            }
+        }
+    }
+    limits.into_iter().min()
 }
 
 /// Why `footprint` cannot be simulated within `available` bytes, with the remedy; `None` when
@@ -296,6 +338,58 @@ mod tests {
         let why = refusal(&f, 24 << 30).expect("refused");
         assert!(why.contains("route reflectors"), "{why}");
         assert!(refusal(&estimate(&load(&cluster(100, ""))), 24 << 30).is_none());
+    }
+
+    /// A cgroup mount under the system's temporary folder with `files` (path, contents).
+    fn cgroups(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+        let root =
+            std::env::temp_dir().join(format!("podnet-cgroups-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, text) in files {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().expect("a folder")).expect("folder");
+            std::fs::write(file, text).expect("write");
+        }
+        root
+    }
+
+    #[test]
+    fn the_smallest_limit_of_the_own_cgroups_and_their_ancestors_is_the_machine() {
+        // cgroup v2, a service in a slice: the slice's 2 GiB binds, not the service's
+        // `max`; the root has no memory.max at all.
+        let root = cgroups(
+            "v2",
+            &[
+                ("ci.slice/memory.max", "2147483648\n"),
+                ("ci.slice/run.service/memory.max", "max\n"),
+            ],
+        );
+        assert_eq!(
+            cgroup_limit(&root, "0::/ci.slice/run.service\n"),
+            Some(2 << 30)
+        );
+        // In a container with its own cgroup namespace the path is `/`: the mount's own file.
+        let ns = cgroups("ns", &[("memory.max", "1073741824\n")]);
+        assert_eq!(cgroup_limit(&ns, "0::/\n"), Some(1 << 30));
+        // cgroup v1 (this development machine's kind): the memory controller's line; a
+        // container sees its own limit at the root of the hierarchy while its line names
+        // the host's path, which does not exist inside.
+        let v1 = cgroups(
+            "v1",
+            &[
+                ("memory/memory.limit_in_bytes", "4294967296\n"),
+                ("unified/memory.max", "max\n"),
+            ],
+        );
+        let own = "4:memory:/docker/0123abcd\n3:cpu,cpuacct:/docker/0123abcd\n0::/\n";
+        assert_eq!(cgroup_limit(&v1, own), Some(4 << 30));
+        // No limit anywhere, or nothing to read: none.
+        let none = cgroups("none", &[("memory.max", "max\n")]);
+        assert_eq!(cgroup_limit(&none, "0::/\n"), None);
+        assert_eq!(cgroup_limit(&none, "garbage"), None);
+        for dir in [root, ns, v1, none] {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 
     #[test]
