@@ -7,8 +7,8 @@
 //! - sessions: n(n−1)/2 with the mesh on (Calico's default); with it off, every node peers
 //!   with each of the r route reflectors (the usual BGPPeer design) and the reflectors with
 //!   each other: (n − r)·r + r(r−1)/2;
-//! - RIB entries: every BGP speaker (the nodes, the fabric's devices and the external
-//!   routers, at most) holds a state for every prefix; the prefixes are the blocks, at least
+//! - RIB entries: every BGP speaker (the nodes, the fabric's routers that have an AS number
+//!   and the external routers, at most) holds a state for every prefix; the prefixes are the blocks, at least
 //!   one per node and at most one per node more than the pods need,
 //!   P = n + ⌈pods / addresses per block⌉ (the smallest block of the Calico pools; Calico's
 //!   default /26 without one). A client's copies of a prefix from several reflectors are one
@@ -160,7 +160,6 @@ fn block_addresses(scenario: &Scenario) -> u64 {
         })
         .min()
         .unwrap_or(DEFAULT_BLOCK_ADDRESSES)
-        .max(1)
 }
 
 /// The memory this machine has for podnet: the smallest limit of the memory cgroups podnet
@@ -264,11 +263,10 @@ mod tests {
         )
     }
 
-    /// `cluster(n, ..)` with reflectors: nodes 0–2 of its rack are reflectors (`n` ≥ 3),
-    /// the mesh off, and `extra` appended.
-    fn reflected(nodes: u32, extra: &str) -> String {
+    /// `cluster(n, "")` with reflectors: three of its `n` nodes are, and the mesh is off.
+    fn reflected(nodes: u32) -> String {
         format!(
-            "name: t\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      nodes:\n      - {{namePrefix: rr, count: 3, bgp: {{routeReflectorClusterID: 244.0.0.1}}}}\n      - {{namePrefix: n, count: {}}}\nresources:\n- apiVersion: projectcalico.org/v3\n  kind: BGPConfiguration\n  metadata: {{name: default}}\n  spec: {{nodeToNodeMeshEnabled: false}}\n{extra}",
+            "name: t\ntopology:\n  zones:\n  - name: z\n    racks:\n    - name: r\n      subnet: 10.0.0.0/16\n      nodes:\n      - {{namePrefix: rr, count: 3, bgp: {{routeReflectorClusterID: 244.0.0.1}}}}\n      - {{namePrefix: n, count: {}}}\nresources:\n- apiVersion: projectcalico.org/v3\n  kind: BGPConfiguration\n  metadata: {{name: default}}\n  spec: {{nodeToNodeMeshEnabled: false}}\n",
             nodes - 3
         )
     }
@@ -287,7 +285,7 @@ mod tests {
         assert_eq!(mesh.bytes, (64 << 20) + 499_500 * 1024 + 1_002_000 * 6);
         // The same nodes with 3 reflectors: 997·3 + 3·2/2 = 2,994 sessions, the same
         // entries (a client's three copies of a prefix are one state).
-        let rr = estimate(&load(&reflected(1_000, "")));
+        let rr = estimate(&load(&reflected(1_000)));
         assert_eq!((rr.sessions, rr.routes), (2_994, 1_002_000));
         assert_eq!(rr.bytes, (64 << 20) + 2_994 * 1024 + 1_002_000 * 6);
         // VXLAN: no BGP at all.
