@@ -57,7 +57,7 @@ fn pod(snap: &Snapshot, reference: &str) -> (PodKey, IpAddr) {
     let p = snap
         .pods
         .iter()
-        .find(|p| p.namespace == ns && p.name == n)
+        .find(|p| *p.namespace == *ns && p.name == n)
         .unwrap_or_else(|| panic!("no pod {reference}"));
     let ip = p.ip.unwrap_or_else(|| panic!("{reference} has no address"));
     (p.key, ip)

@@ -21,7 +21,7 @@ pub fn run(args: &PolicyArgs) -> i32 {
             let Some(row) = snap
                 .pods
                 .iter()
-                .find(|p| p.namespace == ns && p.name == name)
+                .find(|p| *p.namespace == *ns && p.name == name)
             else {
                 eprintln!(
                     "--pod: no pod `{}` at {}",

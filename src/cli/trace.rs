@@ -176,7 +176,7 @@ pub(super) fn resolve(
         Some((ns, name)) => snap
             .pods
             .iter()
-            .find(|p| p.namespace == ns && p.name == name),
+            .find(|p| *p.namespace == *ns && p.name == name),
         None => snap.pods.iter().find(|p| p.name == text),
     };
     if let Some(p) = pod {

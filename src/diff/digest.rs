@@ -194,12 +194,12 @@ impl Digest {
                 (
                     format!("{}/{}", p.namespace, p.name),
                     PodFacts {
-                        workload: p.workload.clone(),
+                        workload: p.workload.to_string(),
                         status: p.status,
                         reason: p.reason.as_ref().map(ToString::to_string),
-                        node: p.node.clone(),
+                        node: p.node.as_deref().map(str::to_string),
                         ip: p.ip,
-                        pool: p.pool.clone(),
+                        pool: p.pool.as_deref().map(str::to_string),
                         block: p.block,
                         allocation_failure: p.pending_for_ipam(),
                     },
@@ -230,7 +230,7 @@ impl Digest {
                 .as_ref()
                 .is_some_and(PendingReason::reaches_block_limit);
             if let (true, Some(node)) = (limited, &p.node)
-                && let Some(n) = nodes.get_mut(node)
+                && let Some(n) = nodes.get_mut(&**node)
             {
                 n.block_limit_reached = true;
             }
@@ -379,7 +379,7 @@ fn reachability_cells(
         let place = p
             .node
             .as_ref()
-            .and_then(|n| nodes.get(n))
+            .and_then(|n| nodes.get(&**n))
             .map(|n| format!(" ({}, {})", n.rack, n.zone))
             .unwrap_or_default();
         names.insert(p.key, format!("{}/{}{place}", p.namespace, p.name));

@@ -127,7 +127,7 @@ pub fn rows(last: &Snapshot) -> Vec<ExternalRow> {
     let mut groups: BTreeMap<(String, String), Vec<PodKey>> = BTreeMap::new();
     for p in last.pods.iter().filter(|p| p.ip.is_some()) {
         groups
-            .entry((p.namespace.clone(), p.workload.clone()))
+            .entry((p.namespace.to_string(), p.workload.to_string()))
             .or_default()
             .push(p.key);
     }

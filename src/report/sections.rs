@@ -542,9 +542,7 @@ fn pods(report: &Report) -> Section {
 
     let mut workloads: BTreeMap<(&str, &str), WorkloadPods> = BTreeMap::new();
     for p in pods {
-        let w = workloads
-            .entry((p.namespace.as_str(), p.workload.as_str()))
-            .or_default();
+        let w = workloads.entry((&*p.namespace, &*p.workload)).or_default();
         w.pods += 1;
         match p.status {
             PodStatus::Running => w.running += 1,
@@ -645,9 +643,9 @@ fn pods(report: &Report) -> Section {
             table.push_toned(
                 vec![
                     format!("{}/{}", p.namespace, p.name),
-                    p.node.clone().unwrap_or_else(dash),
+                    p.node.as_deref().map_or_else(dash, str::to_string),
                     p.ip.map_or_else(dash, |ip| ip.to_string()),
-                    p.pool.clone().unwrap_or_else(dash),
+                    p.pool.as_deref().map_or_else(dash, str::to_string),
                     p.block.map_or_else(dash, |b| b.to_string()),
                     if p.borrowed { "yes" } else { "no" }.to_string(),
                     p.status.to_string(),

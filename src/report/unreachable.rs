@@ -199,7 +199,11 @@ impl CauseInputs<'_> {
         let g = facts.group;
         let src = pods.get(&facts.example.0);
         let dst = pods.get(&facts.example.1);
-        let node_of = |p: Option<&&PodRow>| p.and_then(|p| p.node.clone()).unwrap_or_default();
+        let node_of = |p: Option<&&PodRow>| {
+            p.and_then(|p| p.node.as_deref())
+                .unwrap_or_default()
+                .to_string()
+        };
         let (src_node, dst_node) = (node_of(src), node_of(dst));
         for node in [&dst_node, &src_node] {
             if !node.is_empty() && !self.node_up(node) {

@@ -167,7 +167,7 @@ fn find_pod<'a>(snap: &'a Snapshot, reference: &str) -> Option<&'a PodRow> {
         Some((ns, name)) => snap
             .pods
             .iter()
-            .find(|p| p.namespace == ns && p.name == name),
+            .find(|p| *p.namespace == *ns && p.name == name),
         None => snap.pods.iter().find(|p| p.name == reference),
     }
 }
@@ -183,10 +183,10 @@ pub(super) fn select<'a>(snap: &'a Snapshot, set: &PodSet) -> Result<Vec<&'a Pod
             let ns = namespace.as_deref().unwrap_or("default");
             snap.pods
                 .iter()
-                .filter(|p| &p.workload == name && p.namespace == ns)
+                .filter(|p| *p.workload == **name && *p.namespace == *ns)
                 .collect()
         }
-        PodSet::Namespace(ns) => snap.pods.iter().filter(|p| &p.namespace == ns).collect(),
+        PodSet::Namespace(ns) => snap.pods.iter().filter(|p| *p.namespace == **ns).collect(),
         PodSet::Service { namespace, name } => {
             return Err(format!(
                 "service {namespace}/{name} is a destination, not a set of pods"
@@ -201,7 +201,7 @@ pub(super) fn select<'a>(snap: &'a Snapshot, set: &PodSet) -> Result<Vec<&'a Pod
             }
             snap.pods
                 .iter()
-                .filter(|p| p.node.as_ref() == Some(node))
+                .filter(|p| p.node.as_deref() == Some(node.as_str()))
                 .collect()
         }
     })
@@ -287,8 +287,16 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
                         .map_or_else(|| "none".to_string(), |ip| ip.to_string())
                 ));
             }
-            cmp.value("node", node.clone(), pod.node.clone());
-            cmp.value("pool", pool.clone(), pod.pool.clone());
+            cmp.value(
+                "node",
+                node.clone(),
+                pod.node.as_deref().map(str::to_string),
+            );
+            cmp.value(
+                "pool",
+                pool.clone(),
+                pod.pool.as_deref().map(str::to_string),
+            );
             cmp.value("borrowed", *borrowed, Some(pod.borrowed));
             cmp.value(
                 "status",
@@ -593,7 +601,7 @@ fn check(c: &Check, snap: &Snapshot) -> Result<(bool, String, String), String> {
             // Denied at the sender's egress: the packet never left its node.
             let hops: Vec<String> = match &t {
                 Some(t) => t.path().iter().map(|d| device_name(*d)).collect(),
-                None => source.node.iter().cloned().collect(),
+                None => source.node.iter().map(|n| n.to_string()).collect(),
             };
             let encap = t
                 .as_ref()

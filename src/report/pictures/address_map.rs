@@ -447,11 +447,11 @@ mod tests {
     fn pod(node: &str, ip: &str, borrowed: bool) -> PodRow {
         PodRow {
             name: format!("web-{ip}"),
-            namespace: "default".to_string(),
-            workload: "web".to_string(),
-            node: Some(node.to_string()),
+            namespace: "default".into(),
+            workload: "web".into(),
+            node: Some(node.into()),
             ip: Some(ip.parse().expect("an address")),
-            pool: Some("p".to_string()),
+            pool: Some("p".into()),
             block: None,
             borrowed,
             status: crate::model::workload::PodStatus::Running,
@@ -499,7 +499,7 @@ mod tests {
         // A Spiderpool pool without blocks: a square per address.
         let pools = [pool("s", "172.16.1.0/28", None, 16)];
         let mut p = pod("n1", "172.16.1.5", false);
-        p.pool = Some("s".to_string());
+        p.pool = Some("s".into());
         let svg = render(&pools, &[], &[p], &[]);
         assert!(svg.contains("a square is one address"));
         assert!(svg.contains("<title>172.16.1.5: n1, 1 allocated</title>"));

@@ -52,9 +52,9 @@ fn world(
         let name = format!("{}-{i}", p.workload);
         rows.push(PodRow {
             name: name.clone(),
-            namespace: p.namespace.to_string(),
-            workload: p.workload.to_string(),
-            node: Some(t.node(NodeId(p.node)).name.clone()),
+            namespace: p.namespace.into(),
+            workload: p.workload.into(),
+            node: Some(t.node(NodeId(p.node)).name.as_str().into()),
             ip: Some(p.ip),
             pool: None,
             block: None,
