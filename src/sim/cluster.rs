@@ -10,10 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::net::IpAddr;
 
+use smallvec::SmallVec;
+
 use super::addressing::PodAddress;
 use crate::ipam::calico::IpamError;
 use crate::ipam::spiderpool::SpiderError;
-use crate::model::hash::FastMap;
+use crate::model::hash::{FastMap, hash_of};
 use crate::model::topology::{NodeId, Topology};
 use crate::model::workload::{PodStatus, Workload, WorkloadId};
 
@@ -171,10 +173,12 @@ pub struct Cluster {
     /// How many of `pods` are `Some`: [`Cluster::pods`] says its length, so what collects
     /// its pods (150,000 rows in a snapshot) allocates once.
     live: usize,
-    /// Pods by (namespace, name), looked up only (`find` without a namespace takes the
-    /// first in name order): inserting into a tree of string pairs was half of adding a
-    /// pod (callgrind, rr-1000).
-    by_name: FastMap<(String, String), PodId>,
+    /// Pods by the hash of their (namespace, name) ([`name_key`]), looked up only: the pods
+    /// under a hash are told apart by their own names, so the index keeps no copy of them
+    /// (two strings a pod, allocated with it and freed with the world, when it was keyed by
+    /// the names; a tree of string pairs before that was half of adding a pod). `find`
+    /// without a namespace reads the pods themselves.
+    by_name: FastMap<u64, SmallVec<[PodId; 1]>>,
     /// Per workload, the slots it wants filled.
     wanted: Vec<BTreeSet<PodSlot>>,
     /// Per workload and slot, the pod filling it.
@@ -183,6 +187,11 @@ pub struct Cluster {
     per_node: Vec<BTreeSet<PodId>>,
     /// The pods whose status is Pending, so a retry looks at those alone.
     pending: BTreeSet<PodId>,
+}
+
+/// A pod's key in [`Cluster`]'s index by name.
+fn name_key(namespace: &str, name: &str) -> u64 {
+    hash_of(&(namespace, name))
 }
 
 impl Cluster {
@@ -293,7 +302,9 @@ impl Cluster {
             host_network,
         }));
         self.by_name
-            .insert((namespace.to_string(), name.to_string()), id);
+            .entry(name_key(namespace, name))
+            .or_default()
+            .push(id);
         self.filled.insert((w, slot), id);
         self.pending.insert(id);
         id
@@ -326,8 +337,13 @@ impl Cluster {
             .and_then(Option::take)
             .expect("removing a pod that exists");
         self.live -= 1;
-        self.by_name
-            .remove(&(pod.namespace.clone(), pod.name.clone()));
+        let key = name_key(&pod.namespace, &pod.name);
+        if let Some(ids) = self.by_name.get_mut(&key) {
+            ids.retain(|i| *i != id);
+            if ids.is_empty() {
+                self.by_name.remove(&key);
+            }
+        }
         self.filled.remove(&(pod.workload, pod.slot));
         self.pending.remove(&id);
         if let Some(node) = pod.node
@@ -393,14 +409,19 @@ impl Cluster {
         match reference.split_once('/') {
             Some((ns, name)) => self
                 .by_name
-                .get(&(ns.to_string(), name.to_string()))
-                .copied(),
-            None => self
-                .by_name
+                .get(&name_key(ns, name))?
                 .iter()
-                .filter(|((_, name), _)| name == reference)
-                .min_by_key(|(key, _)| *key)
-                .map(|(_, id)| *id),
+                .copied()
+                .find(|id| {
+                    self.pods[id.index()]
+                        .as_ref()
+                        .is_some_and(|p| p.namespace == ns && p.name == name)
+                }),
+            None => self
+                .pods()
+                .filter(|p| p.name == reference)
+                .min_by(|a, b| a.namespace.cmp(&b.namespace))
+                .map(|p| p.id),
         }
     }
 }
