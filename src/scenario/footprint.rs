@@ -25,10 +25,13 @@
 //! 41 MiB; `run` adds its report (about 0.5 KiB more per session of a mesh, up to 1 KiB per
 //! pod with policies). `64 MiB + 1 KiB per session + 6 B per RIB entry + 4 KiB per pod`
 //! is above every one of them by 1.2× to 1.55× (mesh-1000: 678 MiB estimated; rr-5000:
-//! 881 MiB, against 3.1 GiB when each reflector's copy was a 32-byte route). The estimate
-//! errs high; a scenario is refused only when it exceeds the machine's memory, where running
-//! it would end with the process killed. `tests/hostile.rs` holds it above what a
-//! simulation allocates and within a few times of it.
+//! 881 MiB, against 3.1 GiB when each reflector's copy was a 32-byte route). Since the
+//! binary allocates with mimalloc's v2 line (session 29, `src/main.rs`) the same `run`s
+//! peak at 70, 153 and 475 MiB (meshes); 102, 185 and 508 MiB (reflectors); 527 and
+//! 657 MiB: the estimate is kept, now 1.34× (rr-5000-policy) to 1.89× (rr-1000) above. It
+//! errs high on purpose; a scenario is refused only when it exceeds the machine's memory,
+//! where running it would end with the process killed. `tests/hostile.rs` holds it above
+//! what a simulation allocates and within a few times of it.
 //!
 //! This module reads the validated scenario only; it is not a model of the BGP engine.
 
