@@ -8,8 +8,8 @@
 //!
 //! It is mimalloc's v2 line (the crate's `v2` feature), not the v3 the crate builds by
 //! default: at the same speed, v3's pages leave more of its arena touched — resident memory
-//! of rr-1000 `check` 121 → 94 MB, rr-5000 `run` 561 → 520 MB, a ten-variant sweep of
-//! rr-1000 272 → 197 MB — and memory first touched costs the kernel's zeroing (on a virtual
+//! of rr-1000 `check` 118 → 92 MiB, rr-5000 `run` 548 → 508 MiB, a ten-variant sweep of
+//! rr-1000 266 → 193 MiB — and memory first touched costs the kernel's zeroing (on a virtual
 //! machine that hands freed pages back to its host, the host's too): that sweep took 1.10
 //! times its ten `check`s' time on two cores instead of 1.19 (`docs/performance-history.md`,
 //! session 29).
