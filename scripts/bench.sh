@@ -16,7 +16,8 @@
 # `--fail-on none`, so it exits 0 unless the input is invalid; its target is about the time of
 # two `check`s; `sweep` (issue #20) runs ten variants of the scenario that differ only in
 # `seed`, on every core; its target, measured in the same runs and printed in a row of its
-# own, is the sum of the ten variants' `check` times divided by the cores).
+# own, is the sum of the ten variants' `check` times divided by the cores; a third row, for
+# comparison, times the same ten `check`s run as many at a time as there are cores).
 #
 # Sizes: route reflectors (mesh off, 3 reflectors, 30 pods per node) at 1,000 / 2,000 / 5,000
 # nodes and a full node-to-node mesh at 250 / 500 / 1,000 nodes. Every scenario is 5 zones of
@@ -332,6 +333,20 @@ for name in "${selected[@]}"; do
           cat "$work/time" >>"$work/variants"
         done
         awk -v cores="$(nproc)" '{w += $1; c += $2 + $3} END {print w / cores, c / cores}' "$work/variants" >>"$work/targets"
+        # For comparison (not the target): the same ten `check`s run as many at a time as
+        # there are cores, as separate processes — what running simulations side by side
+        # costs without the sweep (the wall time of the ten, and their CPU time).
+        : >"$work/parallel"
+        start=$(date +%s.%N)
+        for ((v = 1; v <= 10; v += $(nproc))); do
+          for ((k = v; k < v + $(nproc) && k <= 10; k++)); do
+            { cat "$file"; echo "seed: $k"; } >"$work/variant-$k.yaml"
+            /usr/bin/time -a -f '%U %S' -o "$work/parallel" "$podnet" check "$work/variant-$k.yaml" >/dev/null 2>&1 &
+          done
+          wait
+        done
+        awk -v start="$start" -v end="$(date +%s.%N)" '{c += $1 + $2} END {print end - start, c}' "$work/parallel" >>"$work/side-by-side"
+        rm -f "$work"/variant-*.yaml
       fi
       if [[ $command == run ]]; then
         # `run` always exits 0; its expectations are judged in report.json.
@@ -352,7 +367,9 @@ for name in "${selected[@]}"; do
     if [[ $command == sweep ]]; then
       printf '| %s | %s | %s | %s | target: ten variants'"'"' `check`s ÷ %s cores | %.2f s | %.2f s | - | - | - |\n' "$name" "$nodes" \
         "$pods" "$sessions" "$(nproc)" "$(awk '{print $1}' "$work/targets" | median)" "$(awk '{print $2}' "$work/targets" | median)"
-      rm -f "$work/targets"
+      printf '| %s | %s | %s | %s | for comparison: the ten `check`s %s at a time | %.2f s | %.2f s | - | - | - |\n' "$name" "$nodes" \
+        "$pods" "$sessions" "$(nproc)" "$(awk '{print $1}' "$work/side-by-side" | median)" "$(awk '{print $2}' "$work/side-by-side" | median)"
+      rm -f "$work/targets" "$work/side-by-side"
     fi
     if [[ $status == FAIL ]]; then
       sed 's/^/    /' "$work/log" >&2
