@@ -328,8 +328,8 @@ for name in "${selected[@]}"; do
         # times divided by the cores.
         : >"$work/variants"
         for v in $(seq 1 10); do
-          { cat "$file"; echo "seed: $v"; } >"$work/variant.yaml"
-          /usr/bin/time -f '%e %U %S' -o "$work/time" "$podnet" check "$work/variant.yaml" >/dev/null 2>&1 || status=FAIL
+          { cat "$file"; echo "seed: $v"; } >"$work/variant-$v.yaml"
+          /usr/bin/time -f '%e %U %S' -o "$work/time" "$podnet" check "$work/variant-$v.yaml" >/dev/null 2>&1 || status=FAIL
           cat "$work/time" >>"$work/variants"
         done
         awk -v cores="$(nproc)" '{w += $1; c += $2 + $3} END {print w / cores, c / cores}' "$work/variants" >>"$work/targets"
@@ -339,11 +339,12 @@ for name in "${selected[@]}"; do
         : >"$work/parallel"
         start=$(date +%s.%N)
         for ((v = 1; v <= 10; v += $(nproc))); do
+          pids=()
           for ((k = v; k < v + $(nproc) && k <= 10; k++)); do
-            { cat "$file"; echo "seed: $k"; } >"$work/variant-$k.yaml"
             /usr/bin/time -a -f '%U %S' -o "$work/parallel" "$podnet" check "$work/variant-$k.yaml" >/dev/null 2>&1 &
+            pids+=($!)
           done
-          wait
+          for pid in "${pids[@]}"; do wait "$pid" || status=FAIL; done
         done
         awk -v start="$start" -v end="$(date +%s.%N)" '{c += $1 + $2} END {print end - start, c}' "$work/parallel" >>"$work/side-by-side"
         rm -f "$work"/variant-*.yaml
