@@ -21,9 +21,9 @@ use super::sweep_memory::MemoryShare;
 use super::{SweepArgs, SweepCommand, SweepFormat, SweepShow, exit, sweep_job, sweep_shard};
 use crate::model::workload::PodStatus;
 use crate::scenario;
-use crate::sim::Simulation;
 use crate::sim::events::EventLog;
 use crate::sim::expect::{ExpectationResult, evaluate};
+use crate::sim::{Outcome, Simulation};
 
 /// One variant's results.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
@@ -283,11 +283,10 @@ fn run_variant(
     // speaker's RIBs) is freed here, before the all-pairs reachability the expectations
     // and the row ask for, so that it runs in the world's memory rather than beside it
     // (the sweep's peak, ten variants of rr-1000 two at a time: 193 → 166–179 MiB).
-    let crate::sim::Outcome {
+    let Outcome {
         snapshots, last, ..
     } = Simulation::with_event_log(&s, EventLog::discard()).run();
     let results = evaluate(&s.expectations, &snapshots, &last);
-    let last = &last;
     let passed = results.iter().filter(|r| r.passed).count();
     let failed = results.iter().filter(|r| r.failed()).count();
     let reach = last.reachability();
