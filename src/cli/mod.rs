@@ -411,18 +411,24 @@ pub enum Format {
 
 /// Parses the arguments, runs the command, and returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let code = if e.use_stderr() {
-                exit::INVALID
-            } else {
-                exit::OK
-            };
-            let _ = e.print();
-            return code;
+    parse().map_or_else(|code| code, dispatch)
+}
+
+/// The command line, or the exit code when there is nothing to run: `--help` and
+/// `--version` print and give 0, bad arguments print why and give 2.
+pub fn parse() -> Result<Cli, i32> {
+    Cli::try_parse().map_err(|e| {
+        let _ = e.print();
+        if e.use_stderr() {
+            exit::INVALID
+        } else {
+            exit::OK
         }
-    };
+    })
+}
+
+/// Runs a parsed command and returns the process exit code.
+pub fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::check(&args),
