@@ -409,11 +409,6 @@ pub enum Format {
     Json,
 }
 
-/// Parses the arguments, runs the command, and returns the process exit code.
-pub fn main() -> i32 {
-    parse().map_or_else(|code| code, dispatch)
-}
-
 /// The command line, or the exit code when there is nothing to run: `--help` and
 /// `--version` print and give 0, bad arguments print why and give 2.
 pub fn parse() -> Result<Cli, i32> {
