@@ -59,8 +59,10 @@ unsafe extern "C" {
 /// last: memory one variant frees is kept for the next instead of being handed back to the
 /// kernel 10 ms later and faulted in again, zeroed, a moment after (on a virtual machine
 /// whose balloon reports freed memory to its host, from the host). The process's resident
-/// memory stays bounded by its largest moment, since what is kept is reused; `check`, `run`
-/// and the rest run one simulation and keep the default. Ten-variant sweep of rr-1000,
+/// memory stays bounded by its largest moment, since what is kept is reused. The other
+/// commands keep the default: for `check` and `run` (one simulation) and `diff` (two, one
+/// after the other) keeping it measured within the machine's swing, and it raised mesh-1000
+/// `run`'s peak 0.45 → 0.53 GiB (session 32). Ten-variant sweep of rr-1000,
 /// `scripts/bench.sh` order: page faults 41,000–45,000 → about 400, CPU time −7 %, resident
 /// memory 0.17 → 0.21 GiB (`docs/performance-history.md`, session 31).
 fn keep_freed_memory() {
