@@ -167,6 +167,10 @@ impl Table {
         &self.v4
     }
 
+    pub(crate) fn v6_map(&self) -> &PrefixMap<Ipv6Net, Stored> {
+        &self.v6
+    }
+
     /// Inserts, keeping the better-ranked entry when the prefix is already there.
     pub(crate) fn insert_ranked(&mut self, prefix: IpNet, entry: Stored) {
         let keep_old = self
@@ -298,6 +302,11 @@ impl Flat4 {
             entries,
             top,
         }
+    }
+
+    /// The compiled table's entries, in prefix order.
+    pub(crate) fn entries(&self) -> &[(Ipv4Net, Stored)] {
+        &self.entries
     }
 
     #[inline]

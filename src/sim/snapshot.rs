@@ -5,10 +5,12 @@
 //! simulation goes on and serialized into `report.json` as it is.
 //! All-pairs reachability is computed here, once per snapshot and only when asked for
 //! ([`Snapshot::reachability`]); the report and `podnet sweep` read it, and never compute it.
+//! Runs of one scenario that end in the same forwarding state can share it
+//! ([`ReachabilityMemo`]): a sweep over seeds computes it once, not once per variant.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ipnet::IpNet;
 
@@ -332,6 +334,63 @@ fn bgp_state(engine: &BgpEngine, topo: &Topology, view: &BgpView<'_>) -> BgpStat
     }
 }
 
+/// An all-pairs reachability result kept from one run for the next runs of the same
+/// scenario (the variants of a sweep), given to a snapshot whose forwarding state is the
+/// kept one with the pods renamed ([`Dataplane::same_but_pod_keys`]).
+///
+/// Invariants: a result is kept and given only without network policy (the policy names
+/// pods by their labels, which the renaming does not follow) and only when no pair is
+/// unreachable, so the result names no pod: its counts are the same for the renamed pods, and
+/// a snapshot given it reports exactly what computing it would have. Which run's result is
+/// kept depends on the order runs finish in; what a snapshot reports does not.
+/// What this is not: not a cache of anything else in a snapshot, and it keeps one result
+/// (the latest that could be kept) with its dataplane, not one per run.
+#[derive(Default)]
+pub struct ReachabilityMemo {
+    kept: Mutex<Option<(Arc<Dataplane>, super::policy::Pairs)>>,
+    given: std::sync::atomic::AtomicUsize,
+}
+
+impl ReachabilityMemo {
+    /// Gives `snap` the kept result when it applies; whether it did.
+    pub fn give(&self, snap: &Snapshot) -> bool {
+        if snap.policy.is_some() || snap.reach.get().is_some() {
+            return false;
+        }
+        // The comparison runs outside the lock: another run may keep its result meanwhile.
+        let Some((dataplane, pairs)) = self.kept.lock().ok().and_then(|k| k.clone()) else {
+            return false;
+        };
+        if !snap.dataplane.same_but_pod_keys(&dataplane) {
+            return false;
+        }
+        let given = snap.reach.set(pairs).is_ok();
+        if given {
+            self.given
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        given
+    }
+
+    /// Keeps `snap`'s all-pairs result, when it has been computed and can be given.
+    pub fn keep(&self, snap: &Snapshot) {
+        let Some(pairs) = snap.reach.get() else {
+            return;
+        };
+        if snap.policy.is_some() || !pairs.groups.is_empty() || pairs.reachable != pairs.pairs {
+            return;
+        }
+        if let Ok(mut kept) = self.kept.lock() {
+            *kept = Some((snap.dataplane.clone(), pairs.clone()));
+        }
+    }
+
+    /// How many snapshots were given a kept result.
+    pub fn given(&self) -> usize {
+        self.given.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 impl Snapshot {
     pub fn capture(
         now: SimTime,
@@ -523,5 +582,91 @@ workloads:
             }
         }
         assert!(pools > 0, "both pools were used");
+    }
+
+    /// Two racks of two nodes, one pool of /28 blocks (IPIP between nodes), a Deployment of `replicas` pods spread
+    /// over the nodes by the scheduler (which pod goes where depends on `seed`), and `extra`
+    /// resources.
+    fn spread(seed: u64, replicas: usize, extra: &str) -> super::Snapshot {
+        let text = format!(
+            r#"name: t
+seed: {seed}
+topology:
+  zones:
+  - name: z
+    racks:
+    - {{name: a, subnet: 10.0.0.0/24, nodes: [{{namePrefix: a, count: 2}}]}}
+    - {{name: b, subnet: 10.0.1.0/24, nodes: [{{namePrefix: b, count: 2}}]}}
+resources:
+- {{apiVersion: projectcalico.org/v3, kind: IPPool, metadata: {{name: one}}, spec: {{cidr: 10.64.0.0/24, blockSize: 28, ipipMode: Always}}}}
+{extra}
+workloads:
+- {{name: web, replicas: {replicas}}}
+"#
+        );
+        let s = crate::scenario::load_str("t.yaml", &text).expect("valid scenario");
+        Simulation::new(&s).run().last
+    }
+
+    /// The all-pairs result computed afresh, without policy.
+    fn computed(snap: &super::Snapshot) -> crate::sim::policy::Pairs {
+        crate::sim::policy::all_pairs(&snap.dataplane, None)
+    }
+
+    #[test]
+    fn a_run_ending_in_a_kept_forwarding_state_is_given_its_result() {
+        let memo = super::ReachabilityMemo::default();
+        let first = spread(1, 12, "");
+        // Kept only once computed.
+        memo.keep(&first);
+        assert_eq!(first.reachability().reachable, 12 * 11);
+        memo.keep(&first);
+        let second = spread(2, 12, "");
+        // The seed put other pods in the same places: the pod keys at the addresses differ.
+        let places = |s: &super::Snapshot| -> Vec<_> {
+            let mut p: Vec<_> = s.dataplane.pods().map(|p| (p.ip, p.key)).collect();
+            p.sort();
+            p
+        };
+        assert_ne!(places(&first), places(&second));
+        assert!(memo.give(&second));
+        assert!(second.reachability_known());
+        assert_eq!(second.reachability(), &computed(&second));
+        assert_eq!(memo.given(), 1);
+        // A snapshot that has its result already is not given another.
+        assert!(!memo.give(&second));
+    }
+
+    #[test]
+    fn no_result_is_given_across_forwarding_states_with_unreachable_pairs_or_with_policy() {
+        // Another forwarding state: one more pod.
+        let memo = super::ReachabilityMemo::default();
+        let first = spread(1, 12, "");
+        first.reachability();
+        memo.keep(&first);
+        assert!(!memo.give(&spread(2, 13, "")));
+        // Unreachable pairs: without the node-to-node mesh no node learns another's blocks,
+        // so only pods of one node reach each other; such a result names pods, and is not kept.
+        let no_mesh = "- {apiVersion: projectcalico.org/v3, kind: BGPConfiguration, metadata: {name: default}, spec: {nodeToNodeMeshEnabled: false}}";
+        let memo = super::ReachabilityMemo::default();
+        let first = spread(1, 12, no_mesh);
+        assert!(first.reachability().reachable < first.reachability().pairs);
+        memo.keep(&first);
+        assert!(!memo.give(&spread(1, 12, no_mesh)));
+        // Policy: judged per pod by labels, not kept and not given.
+        let deny = "- {apiVersion: networking.k8s.io/v1, kind: NetworkPolicy, metadata: {name: deny, namespace: default}, spec: {podSelector: {}, policyTypes: [Ingress]}}";
+        let memo = super::ReachabilityMemo::default();
+        let first = spread(1, 12, deny);
+        assert!(first.policy.is_some());
+        first.reachability();
+        memo.keep(&first);
+        assert!(!memo.give(&spread(1, 12, deny)));
+        // Nor is a kept result without policy given to a snapshot with policy.
+        let memo = super::ReachabilityMemo::default();
+        let first = spread(1, 12, "");
+        first.reachability();
+        memo.keep(&first);
+        assert!(!memo.give(&spread(1, 12, deny)));
+        assert_eq!(memo.given(), 0);
     }
 }

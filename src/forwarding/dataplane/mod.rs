@@ -13,11 +13,13 @@
 //! Invariants: a learned route is installed only if its next hop resolves, through the
 //! device's connected and static routes, to another device that is directly reachable
 //! (recursive resolution, as BIRD does); so every entry listed by [`Dataplane::entries`] has
-//! a concrete action, and [`Dataplane::fib_len`] counts exactly those. The dataplane is
+//! a concrete action, and [`Dataplane::fib_len`] counts exactly those. A `Local` entry is the
+//! /32 of its pod's address (`same.rs` relies on it). The dataplane is
 //! immutable once built; the simulator builds a new one after the state changes.
 //! This module does not run BGP or IPAM, and does not forward packets (`walk.rs` does).
 //!
-//! Layout: the types, the queries and next-hop resolution are here; `build` fills it.
+//! Layout: the types, the queries and next-hop resolution are here; `build` fills it; `same`
+//! says whether two dataplanes differ only in the names of their pods.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -33,6 +35,7 @@ use crate::model::network::EncapMode;
 use crate::model::topology::{DeviceId, DeviceKind, LinkKind, NodeId, RackId, Topology};
 
 mod build;
+mod same;
 
 /// How a pod is attached to the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
