@@ -11,21 +11,24 @@
 //! A link event costs what it changes ([`Underlay::update`]): the underlay keeps its own copy
 //! of the topology (made once) and copies over only the link states and node deletions that
 //! differ; the directed edges those add or remove are read from the changed devices'
-//! neighbours; a kept distance vector is dropped only when the change can alter it — a removed
-//! edge lay on one of its shortest paths (`d[u] + w = d[v]`), or an added edge shortens one
-//! (`d[u] + w < d[v]`), `u` being the source or a router. Otherwise every old distance is still
-//! achieved and no new path is shorter, so the vector is exactly what a new search would give.
+//! neighbours; each kept distance vector is repaired in place (`repaired`): only the devices
+//! whose every shortest way in crossed a removed edge, and the devices an added edge brings
+//! closer, are looked at, and a search relaxes onwards from them alone — a ToR–spine link
+//! going down next to an equal-cost twin changes no vector of another rack, and a rack cut off
+//! costs its own devices, not the fabric. The repair is its own small search rather than
+//! [`Topology::shortest_path_tree`]: it starts from bounds on many devices, not from one
+//! source, and keeps no tree. A vector is searched again from scratch only when its source
+//! is gone.
 //! The sessions' latencies are tracked ([`Underlay::track_sessions`]): after an update only
-//! the sessions measured from a source whose distances were dropped are looked at again, and
-//! only those whose latency changed are reported.
+//! the sessions measured from a source whose distances changed are looked at again, and only
+//! those whose latency changed are reported.
 //!
 //! Invariants: every kept distance vector, tracked latency and the components are what a new
 //! [`Underlay`] over the current topology computes (a property test checks it after every
-//! event of random sequences). What this is not: a dynamic shortest-path algorithm — a
-//! dropped vector is searched again from scratch, by the one shortest-path routine.
+//! event of random sequences, with one or two spines a zone so that equal-cost ways exist).
 
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 
 use super::SessionId;
@@ -235,26 +238,111 @@ fn edge_changes(
     (removed, added)
 }
 
-/// Whether `dist`, the exact distances from `from` before a change, are still exact after it
-/// (see the module documentation): no removed edge lies on a shortest path and no added edge
-/// shortens one. Only edges leaving the source or a router count: hosts never transit.
-fn still_exact(
+/// The distances from `from` that a change of the underlay alters, with their new values in
+/// device order, given `dist`, the exact distances before it, `topology`, the underlay after
+/// it, and the directed edges it `removed` and `added`; `None` when the source itself is gone
+/// (search again). Only edges leaving the source or a router count: hosts never transit.
+///
+/// First the devices that may have lost their distance: the ends of removed edges that lay
+/// on a shortest path (`d[u] + w = d[v]`), taken in order of distance; one that still has a
+/// way in from a device that kept its distance (`d[x] + w = d[v]`, `w > 0`, so `x` was
+/// decided before it) keeps its own, otherwise it is lost and the devices it was the way in
+/// to are looked at in turn. Every other distance is still achieved. Then the lost devices
+/// start from their best way in from a kept device, the ends of added edges that shorten a
+/// way (`d[u] + w < d[v]`) from that shorter way, and a search relaxes onwards from those
+/// alone: a device none of whose best ways changed is never reached. The result is exactly a
+/// new search's (the property test compares them after every event): a kept device's
+/// distance is achieved and, as no edge undercuts it, not beaten; every other is settled by
+/// the search from bounds that are each achieved by some path.
+fn repaired(
     topology: &Topology,
     from: DeviceId,
     dist: &[Option<u64>],
     removed: &[Edge],
     added: &[Edge],
-) -> bool {
-    let through = |e: &Edge| {
-        let leaves = e.from == from || topology.device(e.from).is_router();
-        nanos_to(dist, e.from)
-            .filter(|_| leaves)
+) -> Option<Vec<(DeviceId, Option<u64>)>> {
+    if !topology.present(from) {
+        return None;
+    }
+    let leaves = |u: DeviceId| u == from || topology.device(u).is_router();
+    let old = |x: DeviceId| nanos_to(dist, x);
+    let mut lost: BTreeSet<DeviceId> = BTreeSet::new();
+    let mut decided: BTreeSet<DeviceId> = BTreeSet::new();
+    let mut heap: BinaryHeap<Reverse<(u64, DeviceId)>> = BinaryHeap::new();
+    for e in removed {
+        if let Some(d) = old(e.from)
+            .filter(|_| leaves(e.from))
             .map(|d| d + e.latency)
+            && old(e.to) == Some(d)
+        {
+            heap.push(Reverse((d, e.to)));
+        }
+    }
+    while let Some(Reverse((d, v))) = heap.pop() {
+        if v == from || !decided.insert(v) {
+            continue;
+        }
+        let mut kept_way = false;
+        topology.each_way_in(v, leaves, |x, w| {
+            let w = w.as_nanos();
+            kept_way |= w > 0 && !lost.contains(&x) && old(x).is_some_and(|dx| dx + w == d);
+        });
+        if kept_way {
+            continue;
+        }
+        lost.insert(v);
+        if leaves(v) {
+            for (x, w) in topology.neighbours(v) {
+                let next = d + w.as_nanos();
+                if old(x) == Some(next) {
+                    heap.push(Reverse((next, x)));
+                }
+            }
+        }
+    }
+    // New distances where they differ from `dist` (`None`: unreachable now).
+    let mut now: BTreeMap<DeviceId, Option<u64>> = BTreeMap::new();
+    for &v in &lost {
+        let mut best: Option<u64> = None;
+        let kept = |x: DeviceId| leaves(x) && !lost.contains(&x);
+        topology.each_way_in(v, kept, |x, w| {
+            if let Some(d) = old(x).map(|dx| dx + w.as_nanos()) {
+                best = Some(best.map_or(d, |b| b.min(d)));
+            }
+        });
+        now.insert(v, best);
+        if let Some(d) = best {
+            heap.push(Reverse((d, v)));
+        }
+    }
+    let current = |now: &BTreeMap<DeviceId, Option<u64>>, x: DeviceId| match now.get(&x) {
+        Some(d) => *d,
+        None => old(x),
     };
-    let on_a_shortest_path = |e: &Edge| through(e).is_some_and(|d| nanos_to(dist, e.to) == Some(d));
-    let shortens =
-        |e: &Edge| through(e).is_some_and(|d| nanos_to(dist, e.to).is_none_or(|old| d < old));
-    !removed.iter().any(on_a_shortest_path) && !added.iter().any(shortens)
+    for e in added {
+        if !leaves(e.from) || lost.contains(&e.from) {
+            continue;
+        }
+        if let Some(d) = old(e.from).map(|d| d + e.latency)
+            && current(&now, e.to).is_none_or(|c| d < c)
+        {
+            now.insert(e.to, Some(d));
+            heap.push(Reverse((d, e.to)));
+        }
+    }
+    while let Some(Reverse((d, u))) = heap.pop() {
+        if current(&now, u) != Some(d) || !leaves(u) {
+            continue;
+        }
+        for (x, w) in topology.neighbours(u) {
+            let next = d + w.as_nanos();
+            if current(&now, x).is_none_or(|c| next < c) {
+                now.insert(x, Some(next));
+                heap.push(Reverse((next, x)));
+            }
+        }
+    }
+    Some(now.into_iter().filter(|&(x, d)| old(x) != d).collect())
 }
 
 /// How a session's latency is measured.
@@ -299,6 +387,8 @@ pub struct Underlay {
     /// (tests measure what an event costs).
     pub(crate) searches: u64,
     pub(crate) examined: u64,
+    /// Kept distance vectors an update changed in place (`repaired`).
+    pub(crate) repairs: u64,
 }
 
 impl Underlay {
@@ -310,6 +400,7 @@ impl Underlay {
             sessions: None,
             searches: 0,
             examined: 0,
+            repairs: 0,
         }
     }
 
@@ -332,6 +423,7 @@ impl Underlay {
             *self = Underlay {
                 searches: self.searches,
                 examined: self.examined,
+                repairs: self.repairs,
                 ..Underlay::new(topology)
             };
             return self.component != before;
@@ -365,30 +457,39 @@ impl Underlay {
             self.topology.nodes[n.index()].deleted = topology.nodes[n.index()].deleted;
         }
         let mut components_changed = false;
+        let mut repaired_from = Vec::new();
         if !removed.is_empty() || !added.is_empty() {
             let component = self.topology.components();
             components_changed = component != self.component;
             self.component = component;
             for (s, slot) in self.kept.iter_mut().enumerate() {
-                let exact = |d: &Distances| {
-                    still_exact(&self.topology, DeviceId(s as u32), d, &removed, &added)
-                };
-                if slot.as_ref().is_some_and(|d| !exact(d)) {
-                    *slot = None;
+                let Some(dist) = slot else { continue };
+                let source = DeviceId(s as u32);
+                match repaired(&self.topology, source, dist, &removed, &added) {
+                    Some(changed) if changed.is_empty() => {}
+                    Some(changed) => {
+                        let dist = Arc::make_mut(dist);
+                        for (x, d) in changed {
+                            dist[x.index()] = d;
+                        }
+                        self.repairs += 1;
+                        repaired_from.push(source);
+                    }
+                    None => *slot = None,
                 }
             }
         }
         if let Some(mut tracked) = self.sessions.take() {
-            self.follow(&mut tracked, &links);
+            self.follow(&mut tracked, &links, &repaired_from);
             self.sessions = Some(tracked);
         }
         components_changed
     }
 
     /// Notes the tracked sessions whose latency the update changed: those over a changed
-    /// link, and those measured from a source whose distances were dropped and whose latency
-    /// differs once searched again.
-    fn follow(&mut self, tracked: &mut Tracked, links: &[LinkId]) {
+    /// link, and those measured from a source whose distances were dropped (searched again)
+    /// or changed in place (`repaired_from`, in device order) and whose latency differs now.
+    fn follow(&mut self, tracked: &mut Tracked, links: &[LinkId], repaired_from: &[DeviceId]) {
         for &l in links {
             let start = tracked.over_link.partition_point(|(k, _)| *k < l);
             for &(k, x) in &tracked.over_link[start..] {
@@ -404,11 +505,11 @@ impl Underlay {
             run: 0,
         };
         for (source, members) in &mut tracked.from {
-            if searches
+            let kept = searches
                 .kept
                 .get(source.index())
-                .is_some_and(Option::is_some)
-            {
+                .is_some_and(Option::is_some);
+            if kept && repaired_from.binary_search(source).is_err() {
                 continue;
             }
             let dist = searches.from(*source, true);
@@ -530,7 +631,7 @@ impl Underlay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forwarding::testutil::topology;
+    use crate::forwarding::testutil::{topology, topology_with_spines};
     use crate::model::topology::LinkId;
     use proptest::prelude::*;
     use std::collections::{BTreeMap, HashMap};
@@ -566,14 +667,14 @@ mod tests {
         out
     }
 
-    /// A random cluster of two zones (one to three racks of one to four nodes each), some
-    /// links down, some access links slower (so a segment is not symmetric), some nodes
-    /// deleted, and random pairs of devices (any kind, repeats and a device with itself
-    /// included).
+    /// A random cluster of two zones (one to three racks of one to four nodes each) with one
+    /// or two spines a zone (so that equal-cost ways exist), some links down, some access
+    /// links slower (so a segment is not symmetric), some nodes deleted, and random pairs of
+    /// devices (any kind, repeats and a device with itself included).
     fn case() -> impl Strategy<Value = (Topology, Vec<(DeviceId, DeviceId)>)> {
         let racks = proptest::collection::vec(1u8..5, 1..4);
-        (racks.clone(), racks, any::<u64>()).prop_map(|(a, b, seed)| {
-            let mut t = topology(&[&a, &b]);
+        (racks.clone(), racks, 1u32..3, any::<u64>()).prop_map(|(a, b, spines, seed)| {
+            let mut t = topology_with_spines(&[&a, &b], spines);
             let mut state = seed;
             let mut next =
                 |n: usize| (crate::model::hash::splitmix64(&mut state) % n as u64) as usize;
@@ -718,6 +819,25 @@ mod tests {
             prop_assert_eq!(t.components(), components_by_neighbours(&t));
         }
 
+        /// `each_way_in` is `neighbours` read backwards, latencies included.
+        #[test]
+        fn the_ways_into_a_device_are_the_neighbours_reversed((t, _) in case()) {
+            let n = t.devices.len();
+            let mut forwards = Vec::new();
+            for u in 0..n {
+                let u = DeviceId(u as u32);
+                forwards.extend(t.neighbours(u).into_iter().map(|(v, l)| (v, u, l)));
+            }
+            let mut backwards = Vec::new();
+            for v in 0..n {
+                let v = DeviceId(v as u32);
+                t.each_way_in(v, |_| true, |u, l| backwards.push((v, u, l)));
+            }
+            forwards.sort();
+            backwards.sort();
+            prop_assert_eq!(forwards, backwards);
+        }
+
         /// After every event the updated underlay is a new one over the topology: the same
         /// components (and "changed" exactly when they did), every kept distance vector a
         /// fresh search's, every IGP cost a fresh search's, and the tracked latencies, with
@@ -801,30 +921,34 @@ mod tests {
         assert_eq!((u.searches, u.examined), (2, 0));
 
         // Zone b cut off: every kept vector (tor-a0, a0-n0, tor-b0, b0-n0) reached the other
-        // zone over spine-b-1–core, so each is dropped; the two sources are built again from
-        // their ToRs' new searches (2) and their four pairs examined, none changed.
+        // zone over spine-b-1–core only, so the other zone's devices are lost to it (from
+        // zone a: spine-b-1, then tor-b0 behind it, then b0-n0 and b0-n1) and are set
+        // unreachable in place — no search. Both sources' four pairs are examined, none
+        // changed (each pair is inside one zone).
         t.set_link_up(core_b, false);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined), (4, 4));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 4, 4));
         assert_eq!(u.session_changes(4), Some(vec![]));
 
         // tor-a1–spine-a-1 down: tor-a0 (spine-a-1 at 50 µs, tor-a1 at 100) and a0-n0 (70,
-        // 120) reached tor-a1 over it and are dropped: one search (tor-a0), three pairs
-        // examined, a1-n0 and a1-n1 now unreachable. Zone b reaches neither end: its vectors
-        // stay and its pair is not looked at.
+        // 120) reached tor-a1 over it alone: tor-a1 has no other way in from a router, so it
+        // and its nodes are lost and unreachable; a0-n0's three pairs are examined, a1-n0
+        // and a1-n1 now unreachable. Zone b reaches neither end: its vectors are unchanged
+        // and its pair is not looked at.
         t.set_link_up(tor_a1, false);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined), (5, 7));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 7, 6));
         assert_eq!(
             u.session_changes(4),
             Some(vec![(SessionId(1), None), (SessionId(2), None)])
         );
 
-        // Up again: the link shortens a0-n0's (and tor-a0's) way to rack a1 and nothing of
-        // zone b's; a1-n0 and a1-n1 are back at 20 + 50 + 50 + 20 µs.
+        // Up again: the link shortens tor-a0's way to tor-a1 (unreachable → 100 µs) and a0-n0's
+        // (120), and the search goes on from tor-a1 alone; a1-n0 and a1-n1 are back at 20 + 50
+        // + 50 + 20 µs. Zone b reaches neither end of the link.
         t.set_link_up(tor_a1, true);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined), (6, 10));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 10, 8));
         assert_eq!(
             u.session_changes(4),
             Some(vec![(SessionId(1), us(140)), (SessionId(2), us(140))])
@@ -832,7 +956,65 @@ mod tests {
 
         // A link that is already as the topology says changes nothing and costs nothing.
         assert!(!u.update(&t));
-        assert_eq!((u.searches, u.examined), (6, 10));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 10, 8));
         assert_eq!(u.session_changes(4), Some(vec![]));
+    }
+
+    #[test]
+    fn a_link_with_an_equal_cost_twin_going_down_costs_only_the_vectors_it_lengthens() {
+        // One zone: racks a0 (a0-n0, a0-n1) and a1 (a1-n0, a1-n1), each ToR linked to both
+        // spine-a-1 and spine-a-2; access hops 20 µs, ToR–spine 50 µs, no core.
+        let mut t = topology_with_spines(&[&[2, 2]], 2);
+        let dev = |t: &Topology, n: &str| t.device_by_name(n).unwrap();
+        let between = |a: &str, b: &str| SessionPath::Between(dev(&t, a), dev(&t, b));
+        // a0-n0 reflects to the other three: it is their pairs' source, built from tor-a0's
+        // search.
+        let sessions: Vec<(SessionId, SessionPath)> = [
+            between("a0-n1", "a0-n0"),
+            between("a1-n0", "a0-n0"),
+            between("a1-n1", "a0-n0"),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (SessionId(i as u32), p))
+        .collect();
+        let us = |u| Some(SimDuration::from_micros(u));
+        let ns = |u: u64| Some(u * 1_000);
+        let mut u = Underlay::new(&t);
+        u.track_sessions(sessions.len(), &sessions);
+        // tor-a1's distances are kept too once asked: spine-a-1 one hop away.
+        assert_eq!(u.cost(dev(&t, "tor-a1"), dev(&t, "spine-a-1")), ns(50));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 0, 0));
+
+        // tor-a1–spine-a-1 down. From tor-a0 (and a0-n0) the removed spine-a-1 → tor-a1 was a
+        // shortest way in (50 + 50 µs), but spine-a-2 → tor-a1 is another at the same 100 µs:
+        // nothing changes, no pair is examined. From tor-a1, spine-a-1 has no way in at 50 µs
+        // left (tor-a0 is 100 µs away, so 150): it is now 150 µs; tor-a0 behind it keeps its
+        // 100 over spine-a-2. One vector changed in place, no search.
+        let l = t
+            .link_between(dev(&t, "tor-a1"), dev(&t, "spine-a-1"))
+            .unwrap();
+        t.set_link_up(l, false);
+        assert!(!u.update(&t));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 0, 1));
+        assert_eq!(u.session_changes(3), Some(vec![]));
+        assert_eq!(u.cost(dev(&t, "tor-a1"), dev(&t, "spine-a-1")), ns(150));
+        assert_eq!(u.searches, 2);
+
+        // a1-n1's access link down: a1-n1, a host, loses its only way in; nothing goes on
+        // through a host, so every vector (tor-a0, a0-n0, tor-a1) changes in that one place.
+        // a0-n0's pairs are examined and a1-n1's is now unreachable.
+        let access = t.link_between(dev(&t, "a1-n1"), dev(&t, "tor-a1")).unwrap();
+        t.set_link_up(access, false);
+        assert!(u.update(&t));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 3, 4));
+        assert_eq!(u.session_changes(3), Some(vec![(SessionId(2), None)]));
+
+        // Up again: tor-a1 → a1-n1 shortens a way (unreachable → 120 µs from tor-a0); a1-n1 is
+        // back at 20 + 50 + 50 + 20 µs from a0-n0.
+        t.set_link_up(access, true);
+        assert!(u.update(&t));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 6, 7));
+        assert_eq!(u.session_changes(3), Some(vec![(SessionId(2), us(140))]));
     }
 }

@@ -13,16 +13,27 @@ use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, NodeId, Os, Top
 /// Zones named a, b, …; `zones[z][r]` nodes in rack `<zone><r>` (subnet 10.<rack>.0.0/24,
 /// gateway .1, nodes .10, .11, …, named `<rack>-n<h>`), one spine per zone, a core for two.
 pub fn topology(zones: &[&[u8]]) -> Topology {
-    let mut t = Topology::new(Fabric::default());
+    topology_with_spines(zones, 1)
+}
+
+/// [`topology`] with `spines` spines a zone (`spine-<zone>-<i>`, loopback 100.127.<i − 1>.<2 +
+/// zone>), every ToR of the zone linked to each.
+pub fn topology_with_spines(zones: &[&[u8]], spines: u32) -> Topology {
+    let mut t = Topology::new(Fabric {
+        spines_per_zone: spines,
+        ..Fabric::default()
+    });
     let mut rack_index = 0u8;
     let mut loopbacks = BTreeMap::new();
     loopbacks.insert("core".to_string(), IpAddr::from([100, 127, 0, 1]));
     for (z, racks) in zones.iter().enumerate() {
         let zname = ((b'a' + z as u8) as char).to_string();
-        loopbacks.insert(
-            format!("spine-{zname}-1"),
-            IpAddr::from([100, 127, 0, 2 + z as u8]),
-        );
+        for i in 1..=spines {
+            loopbacks.insert(
+                format!("spine-{zname}-{i}"),
+                IpAddr::from([100, 127, (i - 1) as u8, 2 + z as u8]),
+            );
+        }
         let zid = t.add_zone(&zname, Labels::new(), 65100 + 100 * z as u32);
         for (r, count) in racks.iter().enumerate() {
             let rname = format!("{zname}{r}");

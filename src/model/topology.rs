@@ -458,7 +458,7 @@ impl Topology {
 
     /// Whether a device takes part in the underlay: deleted nodes do not; crashed nodes still
     /// have their links up (SPEC §2.5) but do not forward.
-    fn present(&self, d: DeviceId) -> bool {
+    pub(crate) fn present(&self, d: DeviceId) -> bool {
         match self.devices[d.index()].kind {
             DeviceKind::Node(n) => !self.nodes[n.index()].deleted,
             _ => true,
@@ -508,6 +508,51 @@ impl Topology {
         for &l in &self.routed[d.index()] {
             if let Some(link) = usable(l) {
                 f(if link.a == d { link.b } else { link.a }, link.latency);
+            }
+        }
+    }
+
+    /// Calls `f` with each device that `tails` accepts and that `d` is one hop from (the
+    /// reverse of [`Topology::neighbours`]: `(u, l)` comes here exactly when `(d, l)` is
+    /// among `u`'s neighbours), and the one-way latency from it. A segment peer reaches `d`
+    /// at the latency of its own access link, so the two differ in latencies where a
+    /// segment's access links do; a deleted device is still reached over its routed links
+    /// that are up (it has no neighbours of its own). `tails` is asked before anything else
+    /// of a device, so a host's ways in from routers cost one look at each segment peer.
+    pub fn each_way_in(
+        &self,
+        d: DeviceId,
+        tails: impl Fn(DeviceId) -> bool,
+        mut f: impl FnMut(DeviceId, SimDuration),
+    ) {
+        let usable = |l: LinkId| {
+            let link = &self.links[l.index()];
+            link.up.then_some(link)
+        };
+        if self.present(d) && self.access.get(&d).and_then(|&l| usable(l)).is_some() {
+            let rack = match self.devices[d.index()].kind {
+                DeviceKind::Node(n) => self.nodes[n.index()].rack,
+                DeviceKind::Tor(r) => r,
+                _ => unreachable!("only nodes and ToRs are attached to a segment"),
+            };
+            let rack = &self.racks[rack.index()];
+            let members = std::iter::once(rack.tor)
+                .chain(rack.nodes.iter().map(|n| self.nodes[n.index()].device));
+            for p in members {
+                if p == d || !tails(p) || !self.present(p) {
+                    continue;
+                }
+                if let Some(link) = self.access.get(&p).and_then(|&l| usable(l)) {
+                    f(p, link.latency);
+                }
+            }
+        }
+        for &l in &self.routed[d.index()] {
+            if let Some(link) = usable(l) {
+                let other = if link.a == d { link.b } else { link.a };
+                if tails(other) && self.present(other) {
+                    f(other, link.latency);
+                }
             }
         }
     }
