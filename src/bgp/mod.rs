@@ -32,7 +32,7 @@ pub mod policy;
 pub mod reconfigure;
 pub mod restart;
 pub mod rib;
-mod underlay;
+pub mod underlay;
 
 #[cfg(test)]
 mod tests;

@@ -81,7 +81,8 @@ impl CalicoIpam {
                 continue;
             };
             let empty = block.is_empty();
-            let Some(owner) = block.affinity.clone() else {
+            // The owner is borrowed, not copied: a check visits every block.
+            let Some(owner) = block.affinity.as_deref() else {
                 if empty {
                     self.delete_block(key);
                 }
@@ -91,7 +92,7 @@ impl CalicoIpam {
                 self.empty_since.remove(&key);
                 continue;
             }
-            let node_blocks = self.node_state(&owner).map_or(0, |s| s.affine.len());
+            let node_blocks = self.node_state(owner).map_or(0, |s| s.affine.len());
             if node_blocks <= 1 {
                 continue;
             }
