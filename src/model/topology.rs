@@ -473,6 +473,18 @@ impl Topology {
         out
     }
 
+    /// The devices on the segment `d` (a node or a ToR, which alone have access links) is
+    /// attached to: its rack's ToR, then the rack's nodes, `d` among them.
+    fn segment_members(&self, d: DeviceId) -> impl Iterator<Item = DeviceId> + '_ {
+        let rack = match self.devices[d.index()].kind {
+            DeviceKind::Node(n) => self.nodes[n.index()].rack,
+            DeviceKind::Tor(r) => r,
+            _ => unreachable!("only nodes and ToRs are attached to a segment"),
+        };
+        let rack = &self.racks[rack.index()];
+        std::iter::once(rack.tor).chain(rack.nodes.iter().map(|n| self.nodes[n.index()].device))
+    }
+
     /// Calls `f` with each device one hop from `d` over links that are up and that `links`
     /// accepts, and the one-way latency to it; a segment peer is reached over both access
     /// links, its own and `d`'s.
@@ -490,15 +502,7 @@ impl Topology {
             (link.up && links(link)).then_some(link)
         };
         if let Some(link) = self.access.get(&d).and_then(|&l| usable(l)) {
-            let rack = match self.devices[d.index()].kind {
-                DeviceKind::Node(n) => self.nodes[n.index()].rack,
-                DeviceKind::Tor(r) => r,
-                _ => unreachable!("only nodes and ToRs are attached to a segment"),
-            };
-            let rack = &self.racks[rack.index()];
-            let members = std::iter::once(rack.tor)
-                .chain(rack.nodes.iter().map(|n| self.nodes[n.index()].device));
-            for p in members {
+            for p in self.segment_members(d) {
                 let peer_up = self.access.get(&p).is_some_and(|&l| usable(l).is_some());
                 if p != d && peer_up && self.present(p) {
                     f(p, link.latency);
@@ -530,15 +534,7 @@ impl Topology {
             link.up.then_some(link)
         };
         if self.present(d) && self.access.get(&d).and_then(|&l| usable(l)).is_some() {
-            let rack = match self.devices[d.index()].kind {
-                DeviceKind::Node(n) => self.nodes[n.index()].rack,
-                DeviceKind::Tor(r) => r,
-                _ => unreachable!("only nodes and ToRs are attached to a segment"),
-            };
-            let rack = &self.racks[rack.index()];
-            let members = std::iter::once(rack.tor)
-                .chain(rack.nodes.iter().map(|n| self.nodes[n.index()].device));
-            for p in members {
+            for p in self.segment_members(d) {
                 if p == d || !tails(p) || !self.present(p) {
                     continue;
                 }
