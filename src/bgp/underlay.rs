@@ -887,7 +887,7 @@ mod tests {
     }
 
     #[test]
-    fn a_link_event_searches_again_only_from_sources_whose_distances_it_can_change() {
+    fn a_link_event_changes_only_the_distances_it_alters_and_searches_nothing_again() {
         // Zone a: racks a0 (a0-n0, a0-n1) and a1 (a1-n0, a1-n1) under spine-a-1; zone b: rack
         // b0 (b0-n0, b0-n1) under spine-b-1; the core joins the two spines. Access hops are
         // 20 µs, ToR–spine 50 µs, spine–core 1 ms.
