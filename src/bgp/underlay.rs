@@ -741,10 +741,12 @@ mod tests {
         (0..n).map(|d| find(&mut parent, d) as u32).collect()
     }
 
-    /// One event of [`events`]: a link toggled, or a node deleted.
+    /// One event of [`events`]: a link toggled, two at once, or a node deleted.
     #[derive(Clone, Copy, Debug)]
     enum Change {
         Toggle(usize),
+        /// Two links toggled in one update (one may go down as the other comes up).
+        TogglePair(usize, usize),
         Delete(usize),
     }
 
@@ -758,7 +760,7 @@ mod tests {
 
     /// A random cluster as [`case`] makes it, sessions over it (single-hop over random links,
     /// multihop between random devices, a reflector-like device with many) and a sequence of
-    /// link toggles and node deletions.
+    /// link toggles (one or two an update) and node deletions.
     fn events() -> impl Strategy<Value = Events> {
         (case(), any::<u64>()).prop_map(|((t, pairs), seed)| {
             let mut state = seed;
@@ -780,6 +782,7 @@ mod tests {
             let changes = (0..12)
                 .map(|_| match next(10) {
                     0 => Change::Delete(next(t.nodes.len())),
+                    1 | 2 => Change::TogglePair(next(t.links.len()), next(t.links.len())),
                     _ => Change::Toggle(next(t.links.len())),
                 })
                 .collect();
@@ -859,6 +862,12 @@ mod tests {
                     Change::Toggle(l) => {
                         let up = t.links[l].up;
                         t.set_link_up(LinkId(l as u32), !up);
+                    }
+                    Change::TogglePair(a, b) => {
+                        for l in [a, b] {
+                            let up = t.links[l].up;
+                            t.set_link_up(LinkId(l as u32), !up);
+                        }
                     }
                     Change::Delete(n) => t.nodes[n].deleted = true,
                 }
