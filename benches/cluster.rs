@@ -1,7 +1,9 @@
 //! A scale event's bookkeeping (issue #20: each event's work proportional to what it
 //! changed): a 150,000-replica Deployment scaled down by 500 pods and back up, as
 //! `scripts/bench.sh`'s rr-5000-events does every 33 s of simulated time. Before podnet
-//! b74ffc4 scaling down counted every wanted ordinal once per removed pod (500 × 150,000).
+//! b74ffc4 scaling down counted every wanted ordinal once per removed pod (500 × 150,000);
+//! until session 34 each scaling counted them once, and growing walked them to find gaps
+//! (810 µs for the pair on the development machine); now neither walks them (89 µs).
 
 use std::hint::black_box;
 

@@ -213,10 +213,30 @@ impl Cluster {
             })
     }
 
-    /// Wants `n` more ordinals, the lowest unused ones; returns them. One walk over the
-    /// wanted ordinals finds the gaps, so growing by `n` costs O(wanted + n), not
-    /// O(wanted × n).
+    /// How many ordinals the workload wants: the set's size less its DaemonSet slots, which
+    /// sort after every ordinal (a workload has slots of one kind, so this counts nothing
+    /// for a Deployment and the nodes for a DaemonSet, never the ordinals).
+    fn ordinal_count(&self, w: WorkloadId) -> usize {
+        let set = &self.wanted[w.index()];
+        set.len() - set.range(PodSlot::Daemon(NodeId(0))..).count()
+    }
+
+    /// Wants `n` more ordinals, the lowest unused ones; returns them. Without gaps (the
+    /// highest wanted is the count less one, as after any scaling that removed no pod from
+    /// the middle) they follow the highest: O(n). Otherwise one walk over the wanted ordinals
+    /// finds the gaps, O(wanted + n), not O(wanted × n).
     pub fn add_ordinals(&mut self, w: WorkloadId, n: usize) -> Vec<u32> {
+        let next = self
+            .ordinals(w)
+            .next_back()
+            .map_or(0, |h| h.saturating_add(1));
+        if next as usize == self.ordinal_count(w)
+            && (next as usize).saturating_add(n) <= u32::MAX as usize
+        {
+            let added: Vec<u32> = (next..).take(n).collect();
+            self.wanted[w.index()].extend(added.iter().map(|o| PodSlot::Ordinal(*o)));
+            return added;
+        }
         let mut added = Vec::with_capacity(n);
         let mut candidate = 0u32;
         for used in self.ordinals(w) {
@@ -239,7 +259,7 @@ impl Cluster {
 
     /// Grows the workload to `replicas` wanted ordinals; returns the new ones.
     pub fn scale_to(&mut self, w: WorkloadId, replicas: u32) -> Vec<u32> {
-        let have = self.ordinals(w).count();
+        let have = self.ordinal_count(w);
         let want = replicas as usize;
         if want > have {
             self.add_ordinals(w, want - have)
@@ -252,7 +272,7 @@ impl Cluster {
     /// pods that must go (not-yet-created ones are simply no longer wanted).
     pub fn scale_down_to(&mut self, w: WorkloadId, replicas: u32) -> Vec<PodId> {
         let mut victims = Vec::new();
-        let have = self.ordinals(w).count();
+        let have = self.ordinal_count(w);
         for _ in replicas as usize..have {
             let Some(highest) = self.ordinals(w).next_back() else {
                 break;
