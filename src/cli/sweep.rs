@@ -13,12 +13,14 @@
 //! exit code.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::sweep_memory::MemoryShare;
 use super::{SweepArgs, SweepCommand, SweepFormat, SweepShow, exit, sweep_job, sweep_shard};
+use crate::forwarding::DataplaneMemo;
 use crate::model::workload::PodStatus;
 use crate::scenario;
 use crate::sim::events::EventLog;
@@ -134,9 +136,9 @@ fn run_rows(
         bar
     });
     let memory = MemoryShare::of_machine();
-    let reach = ReachabilityMemo::default();
+    let shared = Shared::default();
     let run_one = |variant: &&Vec<(String, String)>| {
-        let result = run_variant(scenario, variant, common, &memory, &reach);
+        let result = run_variant(scenario, variant, common, &memory, &shared);
         if let Some(bar) = &progress {
             bar.inc(1);
         }
@@ -271,12 +273,21 @@ pub(super) fn common_overrides(expect: &[String]) -> Vec<(String, String)> {
     vec![("expect".to_string(), format!("[{}]", expect.join(", ")))]
 }
 
+/// What the variants of one sweep share: variants that differ in `seed` alone usually end in
+/// one forwarding state with the pods in other places, so a later one is given an earlier
+/// one's routing (the FIBs) and all-pairs result rather than computing its own.
+#[derive(Default)]
+struct Shared {
+    dataplanes: Arc<DataplaneMemo>,
+    reach: ReachabilityMemo,
+}
+
 fn run_variant(
     path: &std::path::Path,
     variant: &[(String, String)],
     common: &[(String, String)],
     memory: &MemoryShare,
-    reach: &ReachabilityMemo,
+    shared: &Shared,
 ) -> Result<Row, String> {
     let s = scenario::load_variant(path, variant, common).map_err(|d| d.to_string())?;
     let _reservation = memory
@@ -286,11 +297,12 @@ fn run_variant(
     // speaker's RIBs) is freed here, before the all-pairs reachability the expectations
     // and the row ask for, so that it runs in the world's memory rather than beside it
     // (the sweep's peak, ten variants of rr-1000 two at a time: 193 → 166–179 MiB).
+    let mut simulation = Simulation::with_event_log(&s, EventLog::discard());
+    simulation.share_dataplanes(Arc::clone(&shared.dataplanes));
     let Outcome {
         snapshots, last, ..
-    } = Simulation::with_event_log(&s, EventLog::discard()).run();
-    // Variants that differ in `seed` alone usually end in one forwarding state with the
-    // pods in other places: the all-pairs result of an earlier one is theirs too.
+    } = simulation.run();
+    let reach = &shared.reach;
     reach.give(&last);
     let results = evaluate(&s.expectations, &snapshots, &last);
     let passed = results.iter().filter(|r| r.passed).count();
@@ -557,26 +569,29 @@ mod tests {
     }
 
     /// Variants of the quick start that differ in `seed` alone end in one forwarding state
-    /// with the web pods in other places; the later ones are given the first one's all-pairs
-    /// result, and every row is what the variant run on its own gives.
+    /// with the web pods in other places; the later ones are given the first one's routing
+    /// and all-pairs result, and every row is what the variant run on its own gives.
     #[test]
     fn seed_variants_share_the_all_pairs_result_and_report_what_they_would_alone() {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/quickstart.yaml");
         let memory = MemoryShare::of_machine();
-        let shared = ReachabilityMemo::default();
+        let shared = Shared::default();
         let seeds = ["1", "2", "3"];
         for seed in seeds {
             let variant = [("seed".to_string(), seed.to_string())];
             let row = run_variant(&path, &variant, &[], &memory, &shared).expect("valid");
-            let alone = run_variant(&path, &variant, &[], &memory, &ReachabilityMemo::default())
-                .expect("valid");
+            let alone =
+                run_variant(&path, &variant, &[], &memory, &Shared::default()).expect("valid");
             assert_eq!(
                 serde_json::to_string(&row).ok(),
                 serde_json::to_string(&alone).ok(),
                 "seed {seed}"
             );
         }
-        assert_eq!(shared.given(), seeds.len() - 1);
+        assert_eq!(shared.reach.given(), seeds.len() - 1);
+        // Each run snapshots two instants, at 1m (a2-w-1 down, the expectation `at: 1m`)
+        // and at its end: each later variant is given both routings.
+        assert_eq!(shared.dataplanes.given(), 2 * (seeds.len() - 1));
     }
 }

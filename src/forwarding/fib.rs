@@ -106,7 +106,9 @@ pub struct FibEntry {
 /// A stored entry: learned routes are kept unresolved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Stored {
-    Local(PodKey),
+    /// The /32 (/128) of a pod on this node; which pod is the dataplane's to say (the pod
+    /// holding the address), so that a FIB names no pod and is the same for any naming.
+    Local,
     Connected(RackId),
     /// A static route already resolved to an adjacent device (default or fabric).
     Via {
@@ -131,7 +133,7 @@ impl Stored {
     fn rank(&self) -> u8 {
         match self {
             Stored::Connected(_) => 0,
-            Stored::Local(_) => 1,
+            Stored::Local => 1,
             Stored::Via { .. } => 2,
             Stored::Blackhole | Stored::External(_) => 3,
             Stored::Learned { .. } => 4,
@@ -404,7 +406,7 @@ impl DeviceFib {
         };
         match best {
             Some((_, Stored::Withdrawn)) => self.lookup_slow(addr, skip_local),
-            Some((_, Stored::Local(_))) if skip_local => self.lookup_slow(addr, skip_local),
+            Some((_, Stored::Local)) if skip_local => self.lookup_slow(addr, skip_local),
             other => other,
         }
     }
@@ -422,7 +424,7 @@ impl DeviceFib {
             if let Some((p, e)) = overlay.iter().find(|(p, _)| p.prefix_len() == len) {
                 match e {
                     Stored::Withdrawn => continue,
-                    Stored::Local(_) if skip_local => {}
+                    Stored::Local if skip_local => {}
                     _ => return Some((*p, *e)),
                 }
                 // A skipped local entry still hides the shared tables' entry of its prefix.
@@ -522,7 +524,7 @@ mod tests {
             hidden.push(p);
             match e {
                 Stored::Withdrawn => {}
-                Stored::Local(_) if skip_local => {}
+                Stored::Local if skip_local => {}
                 _ => out.push((p, *e)),
             }
         }
@@ -591,7 +593,7 @@ mod tests {
         prop_oneof![
             (0u32..8).prop_map(via),
             Just(Stored::Blackhole),
-            (0u64..4).prop_map(|k| Stored::Local(PodKey(k))),
+            Just(Stored::Local),
             Just(Stored::Connected(RackId(1))),
             Just(Stored::Withdrawn),
         ]

@@ -38,7 +38,8 @@ pub mod walk;
 pub(crate) mod testutil;
 
 pub use dataplane::{
-    Attachment, Dataplane, DataplaneBuilder, ExternalInfo, PodInfo, PoolEncap, SharedTableId,
+    Attachment, Dataplane, DataplaneBuilder, DataplaneMemo, ExternalInfo, PodInfo, PoolEncap,
+    SharedTableId,
 };
 pub use fib::{Encap, FibAction, FibEntry, Origin, PodKey};
 pub use reach::{Reachability, UnreachableGroup, all_pairs, reachability};

@@ -15,12 +15,14 @@ use super::World;
 use super::addressing::Addressing;
 use crate::bgp::PrefixId;
 use crate::bgp::rib::either;
-use crate::forwarding::{Attachment, Dataplane, PodKey};
+use crate::forwarding::{Attachment, Dataplane, DataplaneMemo, PodKey};
 use crate::model::topology::DeviceId;
 
 /// The dataplane of the world as it is now: Felix's routes on every node (VXLAN backend),
 /// and each BGP speaker's best routes (nodes with BIRD, routers when the fabric speaks BGP).
-pub fn build(world: &World) -> Dataplane {
+/// With `memo`, the routing of an earlier dataplane built from the same is shared
+/// ([`DataplaneMemo`]).
+pub fn build(world: &World, memo: Option<&DataplaneMemo>) -> Dataplane {
     let topology = &world.topology;
     let mut builder = Dataplane::builder(topology);
     // Pools decide encapsulation (Calico only).
@@ -138,7 +140,7 @@ pub fn build(world: &World) -> Dataplane {
             }
         }
     }
-    builder.build()
+    builder.build_with(memo)
 }
 
 /// How `mine` differs from `common`, both in prefix-id order: the routes of `mine` that

@@ -151,6 +151,8 @@ pub struct Simulation<'s> {
     bgp_scheduled: bgp::Scheduled,
     /// Where a progress line reads how far the run has got (written, never read).
     progress: Option<std::sync::Arc<progress::Progress>>,
+    /// Where snapshots share the routing of an earlier run's dataplane built from the same.
+    dataplanes: Option<std::sync::Arc<crate::forwarding::DataplaneMemo>>,
     scheduling: Stream,
     retry_queued: bool,
     pool_usage: PoolUsageSeries,
@@ -342,6 +344,7 @@ impl<'s> Simulation<'s> {
             updates_seen: 0,
             bgp_scheduled: Vec::new(),
             progress: None,
+            dataplanes: None,
             scheduling: Stream::new(scenario.seed, Purpose::Scheduling),
             retry_queued: false,
             gc_scheduled: BTreeSet::new(),
@@ -388,6 +391,12 @@ impl<'s> Simulation<'s> {
 
     pub fn now(&self) -> SimTime {
         self.now
+    }
+
+    /// Builds the snapshots' dataplanes with `memo` (`DataplaneBuilder::build_with`): runs
+    /// that end in one forwarding state with the pods named otherwise share its routing.
+    pub fn share_dataplanes(&mut self, memo: std::sync::Arc<crate::forwarding::DataplaneMemo>) {
+        self.dataplanes = Some(memo);
     }
 
     /// Publishes the phase, simulated time and events processed to `progress` from now on.
@@ -571,6 +580,7 @@ impl<'s> Simulation<'s> {
                 action_times: &action_times,
                 ribs_of: &ribs_of,
             },
+            self.dataplanes.as_deref(),
         )
     }
 

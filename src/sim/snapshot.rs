@@ -399,10 +399,11 @@ impl Snapshot {
         workloads: &[Workload],
         seed: u64,
         bgp_view: BgpView<'_>,
+        dataplanes: Option<&crate::forwarding::DataplaneMemo>,
     ) -> Snapshot {
         let topo = &world.topology;
         let bgp_engine = world.control.bgp.as_deref();
-        let dataplane = dataplane::build(world);
+        let dataplane = dataplane::build(world, dataplanes);
         let (mut namespaces, mut pools) = (SharedNames::default(), SharedNames::default());
         let workload_names: Vec<Arc<str>> = workloads
             .iter()

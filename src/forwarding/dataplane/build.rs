@@ -3,8 +3,19 @@
 //! derives by itself at the end (connected and default routes, the fabric's routes along the
 //! shortest paths, the routes towards externals), with recursive next-hop resolution.
 //!
+//! The builder derives what the topology alone gives when it is made (the base), writes down
+//! everything else it is told (the recipe: each call, a pod as its place without its key)
+//! and cooks the [`Routing`] from the two when built. So a [`DataplaneMemo`] can tell, before
+//! cooking, that a build has the base and recipe of the routing it kept, and give that one:
+//! the routing is a function of them (cooking reads nothing else).
+//!
 //! Invariants: those of the parent module; a learned route whose next hop does not resolve
-//! is left out when the dataplane is built.
+//! is left out when the dataplane is built; the pods told one after another are cooked in
+//! the order of their places, which gives what the order told would (each pod writes only
+//! its own address's entries).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
 
@@ -63,7 +74,7 @@ impl DataplaneBuilder {
             if present {
                 device_by_address.entry(d.address).or_insert(id);
                 if let Some(r) = rack {
-                    owners.entry((r, d.address)).or_insert(Owner::Device(id));
+                    owners.entry((r, d.address)).or_insert(Holder::Device(id));
                 }
             }
             devices.push(DeviceInfo {
@@ -76,7 +87,7 @@ impl DataplaneBuilder {
                 access_up: access_up.get(i).copied().unwrap_or(false),
             });
         }
-        let mut dp = Dataplane {
+        let mut dp = Routing {
             devices,
             racks,
             fibs: vec![DeviceFib::default(); n],
@@ -85,8 +96,6 @@ impl DataplaneBuilder {
             lens: vec![0; n],
             links,
             pools: Vec::new(),
-            pods: BTreeMap::new(),
-            pod_by_ip: FastMap::default(),
             owners,
             device_by_address,
             externals: Vec::new(),
@@ -129,8 +138,11 @@ impl DataplaneBuilder {
             }
         }
         DataplaneBuilder {
-            dp,
-            shared: Vec::new(),
+            base: dp,
+            recipe: Vec::new(),
+            shared_tables: 0,
+            pods: BTreeMap::new(),
+            pod_by_ip: FastMap::default(),
             node_devices,
         }
     }
@@ -138,21 +150,18 @@ impl DataplaneBuilder {
     /// Declares an IP pool's encapsulation; traffic to addresses outside every pool is
     /// forwarded natively.
     pub fn pool(&mut self, cidr: IpNet, ipip: EncapMode, vxlan: EncapMode) -> &mut Self {
-        self.dp.pools.push(PoolEncap {
+        self.recipe.push(Call::Pool(PoolEncap {
             cidr: cidr.trunc(),
             ipip,
             vxlan,
             nat_outgoing: false,
-        });
+        }));
         self
     }
 
     /// Marks a declared pool `natOutgoing` (REFERENCE-policy §3.5).
     pub fn nat_outgoing(&mut self, cidr: IpNet) -> &mut Self {
-        let cidr = cidr.trunc();
-        for p in self.dp.pools.iter_mut().filter(|p| p.cidr == cidr) {
-            p.nat_outgoing = true;
-        }
+        self.recipe.push(Call::NatOutgoing(cidr.trunc()));
         self
     }
 
@@ -162,76 +171,66 @@ impl DataplaneBuilder {
     /// ignored) and adds no route: the node delivers its own address. Returns false (and adds
     /// nothing) when the node is unknown or deleted, or the key or address is already taken.
     pub fn pod(&mut self, key: PodKey, ip: IpAddr, node: NodeId, attachment: Attachment) -> bool {
-        let dp = &mut self.dp;
         let Some((device, rack)) = self.node_devices.get(node.index()).copied().flatten() else {
             return false;
         };
         // A host-network pod is its node: the node's address, shared, so not in `pod_by_ip`.
         let host_network = attachment == Attachment::Host;
         let ip = if host_network {
-            let Some(info) = dp.devices.get(device.index()) else {
+            let Some(info) = self.base.devices.get(device.index()) else {
                 return false;
             };
             info.address
         } else {
             ip
         };
-        if dp.pods.contains_key(&key) || (!host_network && dp.pod_by_ip.contains_key(&ip)) {
+        if self.pods.contains_key(&key) || (!host_network && self.pod_by_ip.contains_key(&ip)) {
             return false;
         }
-        let subnet = dp.racks.get(rack.index()).map(|r| r.subnet);
+        let subnet = self.base.racks.get(rack.index()).map(|r| r.subnet);
         let wrong_subnet = match attachment {
             Attachment::Calico | Attachment::Host => false,
             Attachment::Segment { .. } => !subnet.is_some_and(|s| s.contains(&ip)),
         };
-        match attachment {
-            Attachment::Calico => {
-                if let Some(fib) = dp.fibs.get_mut(device.index()) {
-                    fib.overlay.insert_ranked(host(ip), Stored::Local(key));
-                }
-            }
-            Attachment::Segment { .. } => {
-                if !wrong_subnet {
-                    dp.owners.entry((rack, ip)).or_insert(Owner::Pod(key));
-                }
-            }
-            Attachment::Host => {}
+        let place = Place {
+            ip,
+            node,
+            device,
+            rack,
+            attachment,
+            wrong_subnet,
+        };
+        match self.recipe.last_mut() {
+            Some(Call::Pods(run)) => run.push(place),
+            _ => self.recipe.push(Call::Pods(vec![place])),
         }
-        dp.pods.insert(
-            key,
-            PodInfo {
-                key,
-                ip,
-                node,
-                device,
-                rack,
-                attachment,
-                wrong_subnet,
-            },
-        );
+        self.pods.insert(key, place.of(key));
         if !host_network {
-            dp.pod_by_ip.insert(ip, key);
+            self.pod_by_ip.insert(ip, key);
         }
         true
     }
 
     /// A blackhole route on a device (a Calico node's own blocks).
     pub fn blackhole(&mut self, device: DeviceId, prefix: IpNet) -> &mut Self {
-        self.overlay(device, prefix, Stored::Blackhole);
+        self.recipe
+            .push(Call::Overlay(device, prefix, Stored::Blackhole));
         self
     }
 
     /// A learned route of one device (a BGP best route, or a Felix VXLAN route); it wins over
     /// a shared table's route for the same prefix.
     pub fn learned(&mut self, device: DeviceId, prefix: IpNet, next_hop: IpAddr) -> &mut Self {
-        self.overlay(device, prefix, Stored::Learned { next_hop });
+        self.recipe
+            .push(Call::Overlay(device, prefix, Stored::Learned { next_hop }));
         self
     }
 
     /// Hides a shared table's route for exactly this prefix from one device (a route the
     /// others have and this device did not learn).
     pub fn withhold(&mut self, device: DeviceId, prefix: IpNet) -> &mut Self {
-        self.overlay(device, prefix, Stored::Withdrawn);
+        self.recipe
+            .push(Call::Overlay(device, prefix, Stored::Withdrawn));
         self
     }
 
@@ -241,20 +240,16 @@ impl DataplaneBuilder {
         &mut self,
         routes: impl IntoIterator<Item = (IpNet, IpAddr)>,
     ) -> SharedTableId {
-        self.shared.push(Arc::new(SharedTable::from_routes(routes)));
-        SharedTableId(self.shared.len() - 1)
+        self.recipe
+            .push(Call::SharedTable(routes.into_iter().collect()));
+        self.shared_tables += 1;
+        SharedTableId(self.shared_tables - 1)
     }
 
     /// The device uses a shared table, under its own routes and under the tables it already
     /// uses.
     pub fn use_shared(&mut self, device: DeviceId, table: SharedTableId) -> &mut Self {
-        if let (Some(t), Some(fib)) = (
-            self.shared.get(table.0),
-            self.dp.fibs.get_mut(device.index()),
-        ) && !fib.shared.iter().any(|s| Arc::ptr_eq(s, t))
-        {
-            fib.shared.push(Arc::clone(t));
-        }
+        self.recipe.push(Call::UseShared(device, table));
         self
     }
 
@@ -269,41 +264,8 @@ impl DataplaneBuilder {
         table: SharedTableId,
         routes: impl IntoIterator<Item = (IpNet, IpAddr)>,
     ) -> &mut Self {
-        let Some(t) = self.shared.get(table.0).cloned() else {
-            return self;
-        };
-        if device.index() >= self.dp.fibs.len() {
-            return self;
-        }
-        self.use_shared(device, table);
-        let mut matched: Vec<IpNet> = Vec::new();
-        for (prefix, next_hop) in routes {
-            let prefix = prefix.trunc();
-            if t.next_hop_of(prefix) == Some(next_hop) {
-                matched.push(prefix);
-            } else {
-                self.learned(device, prefix, next_hop);
-            }
-        }
-        matched.sort();
-        matched.dedup();
-        let fib = &self.dp.fibs[device.index()];
-        let covered = fib
-            .overlay
-            .iter()
-            .filter(|(p, _)| t.table.get(*p).is_some() && matched.binary_search(p).is_err())
-            .count();
-        if matched.len() + covered < t.table.len() {
-            let missing: Vec<IpNet> = t
-                .table
-                .iter()
-                .map(|(p, _)| p)
-                .filter(|p| matched.binary_search(p).is_err() && fib.overlay.get(*p).is_none())
-                .collect();
-            for p in missing {
-                self.withhold(device, p);
-            }
-        }
+        let routes = routes.into_iter().collect();
+        self.recipe.push(Call::LearnedRoutes(device, table, routes));
         self
     }
 
@@ -318,29 +280,12 @@ impl DataplaneBuilder {
         extra: impl IntoIterator<Item = (IpNet, IpAddr)>,
         missing: impl IntoIterator<Item = IpNet>,
     ) -> &mut Self {
-        if device.index() >= self.dp.fibs.len() || table.0 >= self.shared.len() {
-            return self;
-        }
-        self.use_shared(device, table);
-        for (prefix, next_hop) in extra {
-            self.learned(device, prefix.trunc(), next_hop);
-        }
-        for prefix in missing {
-            let prefix = prefix.trunc();
-            if self.dp.fibs[device.index()].overlay.get(prefix).is_none() {
-                self.withhold(device, prefix);
-            }
-        }
+        let (extra, missing) = (extra.into_iter().collect(), missing.into_iter().collect());
+        self.recipe
+            .push(Call::LearnedDifference(device, table, extra, missing));
         self
     }
 
-    fn overlay(&mut self, device: DeviceId, prefix: IpNet, entry: Stored) {
-        if let Some(fib) = self.dp.fibs.get_mut(device.index()) {
-            fib.overlay.insert_ranked(prefix, entry);
-        }
-    }
-
-    /// Resolves learned routes, withdraws those that do not resolve, and counts entries.
     /// The equal-cost next hops of a router's learned `prefix` (the best route's first), for
     /// a fabric that does ECMP (`forwarding::ecmp`).
     pub fn equal_paths(
@@ -349,12 +294,271 @@ impl DataplaneBuilder {
         prefix: IpNet,
         next_hops: Vec<IpAddr>,
     ) -> &mut Self {
-        self.dp.equal_paths.insert((device, prefix), next_hops);
+        self.recipe
+            .push(Call::EqualPaths(device, prefix, next_hops));
         self
     }
 
+    /// Resolves learned routes, withdraws those that do not resolve, and counts entries.
     pub fn build(self) -> Dataplane {
-        let mut dp = self.dp;
+        self.build_with(None)
+    }
+
+    /// [`DataplaneBuilder::build`], given `memo`'s routing when it was built from the same
+    /// base and recipe (and keeping this one's there otherwise).
+    pub fn build_with(mut self, memo: Option<&DataplaneMemo>) -> Dataplane {
+        for call in &mut self.recipe {
+            if let Call::Pods(run) = call {
+                run.sort_unstable();
+            }
+        }
+        let routing = match memo {
+            Some(memo) => memo.routing(self.base, self.recipe),
+            None => Arc::new(cook(self.base, &self.recipe)),
+        };
+        Dataplane {
+            routing,
+            pods: self.pods,
+            pod_by_ip: self.pod_by_ip,
+        }
+    }
+}
+
+/// A pod as the routing knows it: its [`PodInfo`] but the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Place {
+    ip: IpAddr,
+    node: NodeId,
+    device: DeviceId,
+    rack: RackId,
+    attachment: Attachment,
+    wrong_subnet: bool,
+}
+
+impl Place {
+    fn of(self, key: PodKey) -> PodInfo {
+        PodInfo {
+            key,
+            ip: self.ip,
+            node: self.node,
+            device: self.device,
+            rack: self.rack,
+            attachment: self.attachment,
+            wrong_subnet: self.wrong_subnet,
+        }
+    }
+}
+
+/// One thing a [`DataplaneBuilder`] was told, as the routing needs it.
+#[derive(Clone, PartialEq)]
+pub(super) enum Call {
+    Pool(PoolEncap),
+    NatOutgoing(IpNet),
+    /// Pods told one after another, in the order of their places once built.
+    Pods(Vec<Place>),
+    /// A blackhole, a learned route or a withheld prefix of one device.
+    Overlay(DeviceId, IpNet, Stored),
+    SharedTable(Vec<(IpNet, IpAddr)>),
+    UseShared(DeviceId, SharedTableId),
+    LearnedRoutes(DeviceId, SharedTableId, Vec<(IpNet, IpAddr)>),
+    LearnedDifference(DeviceId, SharedTableId, Vec<(IpNet, IpAddr)>, Vec<IpNet>),
+    EqualPaths(DeviceId, IpNet, Vec<IpAddr>),
+}
+
+/// The routings of the last dataplanes built with it (`DataplaneBuilder::build_with`), with
+/// the base and recipe each was cooked from. A build with the same base and recipe — the same
+/// topology state, routes and pod places, whatever the pods' keys — is given that routing
+/// instead of cooking its own: the variants of a sweep over seeds share their FIBs. It keeps
+/// the last [`DataplaneMemo::KEPT`] distinct ones, so that runs taking snapshots at several
+/// instants (a node down, then up again) find each instant's.
+#[derive(Default)]
+pub struct DataplaneMemo {
+    kept: Mutex<Vec<Arc<Kept>>>,
+    given: AtomicUsize,
+}
+
+struct Kept {
+    base: Routing,
+    recipe: Vec<Call>,
+    routing: Arc<Routing>,
+}
+
+impl DataplaneMemo {
+    /// How many routings it keeps at most, the latest.
+    pub const KEPT: usize = 4;
+
+    fn routing(&self, base: Routing, recipe: Vec<Call>) -> Arc<Routing> {
+        // Compared outside the lock: another build may keep its routing meanwhile.
+        let kept: Vec<Arc<Kept>> = self.kept.lock().map(|k| k.clone()).unwrap_or_default();
+        if let Some(k) = kept
+            .iter()
+            .rev()
+            .find(|k| k.recipe == recipe && k.base.same_as(&base))
+        {
+            self.given.fetch_add(1, Ordering::Relaxed);
+            return Arc::clone(&k.routing);
+        }
+        let routing = Arc::new(cook(base.clone(), &recipe));
+        if let Ok(mut kept) = self.kept.lock() {
+            if kept.len() == Self::KEPT {
+                kept.remove(0);
+            }
+            kept.push(Arc::new(Kept {
+                base,
+                recipe,
+                routing: Arc::clone(&routing),
+            }));
+        }
+        routing
+    }
+
+    /// How many builds were given a kept routing.
+    pub fn given(&self) -> usize {
+        self.given.load(Ordering::Relaxed)
+    }
+}
+
+/// The routing the recipe makes of the base: every call applied in order, then learned
+/// routes resolved and the FIBs compiled and counted.
+fn cook(mut r: Routing, recipe: &[Call]) -> Routing {
+    let mut shared: Vec<Arc<SharedTable>> = Vec::new();
+    for call in recipe {
+        match call {
+            Call::Pool(pool) => r.pools.push(*pool),
+            Call::NatOutgoing(cidr) => {
+                for p in r.pools.iter_mut().filter(|p| p.cidr == *cidr) {
+                    p.nat_outgoing = true;
+                }
+            }
+            Call::Pods(run) => {
+                for place in run {
+                    r.place(place);
+                }
+            }
+            Call::Overlay(device, prefix, entry) => r.overlay(*device, *prefix, *entry),
+            Call::SharedTable(routes) => {
+                shared.push(Arc::new(SharedTable::from_routes(routes.iter().copied())));
+            }
+            Call::UseShared(device, table) => {
+                if let Some(t) = shared.get(table.0) {
+                    r.use_shared(*device, t);
+                }
+            }
+            Call::LearnedRoutes(device, table, routes) => {
+                if let Some(t) = shared.get(table.0) {
+                    r.learned_routes(*device, t, routes);
+                }
+            }
+            Call::LearnedDifference(device, table, extra, missing) => {
+                if let Some(t) = shared.get(table.0) {
+                    r.learned_difference(*device, t, extra, missing);
+                }
+            }
+            Call::EqualPaths(device, prefix, next_hops) => {
+                r.equal_paths.insert((*device, *prefix), next_hops.clone());
+            }
+        }
+    }
+    r.finish();
+    r
+}
+
+impl Routing {
+    fn place(&mut self, p: &Place) {
+        match p.attachment {
+            Attachment::Calico => {
+                if let Some(fib) = self.fibs.get_mut(p.device.index()) {
+                    fib.overlay.insert_ranked(host(p.ip), Stored::Local);
+                }
+            }
+            Attachment::Segment { .. } => {
+                if !p.wrong_subnet {
+                    self.owners.entry((p.rack, p.ip)).or_insert(Holder::Pod);
+                }
+            }
+            Attachment::Host => {}
+        }
+    }
+
+    fn overlay(&mut self, device: DeviceId, prefix: IpNet, entry: Stored) {
+        if let Some(fib) = self.fibs.get_mut(device.index()) {
+            fib.overlay.insert_ranked(prefix, entry);
+        }
+    }
+
+    fn use_shared(&mut self, device: DeviceId, t: &Arc<SharedTable>) {
+        if let Some(fib) = self.fibs.get_mut(device.index())
+            && !fib.shared.iter().any(|s| Arc::ptr_eq(s, t))
+        {
+            fib.shared.push(Arc::clone(t));
+        }
+    }
+
+    fn learned_routes(
+        &mut self,
+        device: DeviceId,
+        t: &Arc<SharedTable>,
+        routes: &[(IpNet, IpAddr)],
+    ) {
+        if device.index() >= self.fibs.len() {
+            return;
+        }
+        self.use_shared(device, t);
+        let mut matched: Vec<IpNet> = Vec::new();
+        for &(prefix, next_hop) in routes {
+            let prefix = prefix.trunc();
+            if t.next_hop_of(prefix) == Some(next_hop) {
+                matched.push(prefix);
+            } else {
+                self.overlay(device, prefix, Stored::Learned { next_hop });
+            }
+        }
+        matched.sort();
+        matched.dedup();
+        let fib = &self.fibs[device.index()];
+        let covered = fib
+            .overlay
+            .iter()
+            .filter(|(p, _)| t.table.get(*p).is_some() && matched.binary_search(p).is_err())
+            .count();
+        if matched.len() + covered < t.table.len() {
+            let missing: Vec<IpNet> = t
+                .table
+                .iter()
+                .map(|(p, _)| p)
+                .filter(|p| matched.binary_search(p).is_err() && fib.overlay.get(*p).is_none())
+                .collect();
+            for p in missing {
+                self.overlay(device, p, Stored::Withdrawn);
+            }
+        }
+    }
+
+    fn learned_difference(
+        &mut self,
+        device: DeviceId,
+        t: &Arc<SharedTable>,
+        extra: &[(IpNet, IpAddr)],
+        missing: &[IpNet],
+    ) {
+        if device.index() >= self.fibs.len() {
+            return;
+        }
+        self.use_shared(device, t);
+        for &(prefix, next_hop) in extra {
+            self.overlay(device, prefix.trunc(), Stored::Learned { next_hop });
+        }
+        for prefix in missing {
+            let prefix = prefix.trunc();
+            if self.fibs[device.index()].overlay.get(prefix).is_none() {
+                self.overlay(device, prefix, Stored::Withdrawn);
+            }
+        }
+    }
+
+    /// Resolves learned routes, withdraws those that do not resolve, and counts entries.
+    fn finish(&mut self) {
+        let dp = self;
         dp.igp_flat = dp
             .igp
             .iter()
@@ -385,7 +589,7 @@ impl DataplaneBuilder {
                 }
             }
             // Shared routes whose next hop this device cannot resolve.
-            let unresolved = unresolvable_next_hops(&dp, id);
+            let unresolved = unresolvable_next_hops(dp, id);
             for prefix in unresolved {
                 if dp.fibs[i].overlay.get(prefix).is_none() {
                     dp.fibs[i].overlay.insert(prefix, Stored::Withdrawn);
@@ -395,11 +599,8 @@ impl DataplaneBuilder {
             fib.compile();
             dp.lens[i] = fib.len();
         }
-        dp
     }
-}
 
-impl Dataplane {
     fn add_igp(&mut self, device: DeviceId, prefix: IpNet, entry: Stored) {
         debug_assert!(entry.is_igp());
         if let (Some(fib), Some(igp)) = (
@@ -415,7 +616,7 @@ impl Dataplane {
 /// The prefixes of the device's shared tables whose next hop does not resolve on it. With a
 /// default route only next hops inside its more specific static routes (or its own address)
 /// can fail, so only those are checked; otherwise every distinct next hop is.
-fn unresolvable_next_hops(dp: &Dataplane, device: DeviceId) -> Vec<IpNet> {
+fn unresolvable_next_hops(dp: &Routing, device: DeviceId) -> Vec<IpNet> {
     let mut out = Vec::new();
     let Some(fib) = dp.fibs.get(device.index()) else {
         return out;
@@ -469,7 +670,7 @@ fn unresolvable_next_hops(dp: &Dataplane, device: DeviceId) -> Vec<IpNet> {
 /// On every router, each rack subnet it is not attached to, via the first hop of the
 /// shortest path (fabric and inter-zone links that are up) to that rack's ToR, with
 /// `Topology::shortest_path_tree`'s tie-breaking.
-fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
+fn add_fabric_routes(dp: &mut Routing, topology: &Topology) {
     let routers = topology
         .devices
         .iter()
@@ -477,7 +678,7 @@ fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
         .filter(|(_, d)| d.is_router());
     for (src, _) in routers.map(|(i, d)| (DeviceId(i as u32), d)) {
         let tree = topology.shortest_path_tree(src, |l| l.kind != LinkKind::Access);
-        let via = |dp: &mut Dataplane, dst: DeviceId, prefix: IpNet| {
+        let via = |dp: &mut Routing, dst: DeviceId, prefix: IpNet| {
             if let Some(hop) = tree.first_hop(dst) {
                 let next_hop = topology.devices[hop.index()].address;
                 dp.add_igp(
@@ -510,7 +711,7 @@ fn add_fabric_routes(dp: &mut Dataplane, topology: &Topology) {
 /// the FIB only, not of the tables learned next hops resolve through (a router does not
 /// resolve BGP next hops through a route to the outside, as FRR does not through a default
 /// route). Nodes reach externals by their default route.
-fn add_external_routes(dp: &mut Dataplane, topology: &Topology) {
+fn add_external_routes(dp: &mut Routing, topology: &Topology) {
     dp.externals = topology
         .externals
         .iter()

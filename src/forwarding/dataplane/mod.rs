@@ -13,13 +13,16 @@
 //! Invariants: a learned route is installed only if its next hop resolves, through the
 //! device's connected and static routes, to another device that is directly reachable
 //! (recursive resolution, as BIRD does); so every entry listed by [`Dataplane::entries`] has
-//! a concrete action, and [`Dataplane::fib_len`] counts exactly those. A `Local` entry is the
-//! /32 of its pod's address (`same.rs` relies on it). The dataplane is
-//! immutable once built; the simulator builds a new one after the state changes.
+//! a concrete action, and [`Dataplane::fib_len`] counts exactly those. A dataplane is its
+//! [`Routing`] and its pods: the routing names no pod — a `Local` entry is the /32 of the pod
+//! holding that address, a segment's pod owner likewise, both found through the pods — so
+//! dataplanes whose pods sit at the same places under other names can share one. The dataplane
+//! is immutable once built; the simulator builds a new one after the state changes.
 //! This module does not run BGP or IPAM, and does not forward packets (`walk.rs` does).
 //!
-//! Layout: the types, the queries and next-hop resolution are here; `build` fills it; `same`
-//! says whether two dataplanes differ only in the names of their pods.
+//! Layout: the types, the queries and next-hop resolution are here; `build` fills it (and
+//! [`DataplaneMemo`] shares routings between builds); `same` says whether two dataplanes
+//! differ only in the names of their pods.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -36,6 +39,8 @@ use crate::model::topology::{DeviceId, DeviceKind, LinkKind, NodeId, RackId, Top
 
 mod build;
 mod same;
+
+pub use build::DataplaneMemo;
 
 /// How a pod is attached to the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -95,7 +100,15 @@ pub(crate) enum Owner {
     Pod(PodKey),
 }
 
-#[derive(Clone, Debug)]
+/// An [`Owner`] as the dataplane stores it: a pod is the one holding the address
+/// (`pod_by_ip`), so that the segments name no pod, as the FIBs do not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Holder {
+    Device(DeviceId),
+    Pod,
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct DeviceInfo {
     pub(crate) kind: DeviceKind,
     pub(crate) address: IpAddr,
@@ -111,15 +124,37 @@ pub(crate) struct DeviceInfo {
     pub(crate) access_up: bool,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct RackInfo {
     pub(crate) subnet: IpNet,
     pub(crate) gateway: IpAddr,
 }
 
-/// Every device's FIB plus what forwarding needs to know about pods, pools and the underlay.
+/// Every device's FIB plus what forwarding needs to know about pods, pools and the underlay:
+/// its [`Routing`], which names no pod, and the pods. Reads of the routing's fields go
+/// through `Deref`.
 #[derive(Clone)]
 pub struct Dataplane {
+    /// Shared by the dataplanes of one forwarding state whose pods are named differently
+    /// (a sweep's seed variants, [`DataplaneMemo`]); all of them hold pods at the same places.
+    routing: Arc<Routing>,
+    pub(crate) pods: BTreeMap<PodKey, PodInfo>,
+    pod_by_ip: FastMap<IpAddr, PodKey>,
+}
+
+impl std::ops::Deref for Dataplane {
+    type Target = Routing;
+
+    fn deref(&self) -> &Routing {
+        &self.routing
+    }
+}
+
+/// The part of a [`Dataplane`] that is the same however its pods are named: the FIBs (a
+/// `Local` entry says "the pod at this address"), the segments' owners (likewise), pools,
+/// the underlay's state.
+#[derive(Clone)]
+pub struct Routing {
     pub(crate) devices: Vec<DeviceInfo>,
     pub(crate) racks: Vec<RackInfo>,
     pub(crate) fibs: Vec<DeviceFib>,
@@ -131,9 +166,7 @@ pub struct Dataplane {
     /// Fabric and inter-zone links by their ends (smaller id first): up or not.
     links: FastMap<(DeviceId, DeviceId), bool>,
     pools: Vec<PoolEncap>,
-    pub(crate) pods: BTreeMap<PodKey, PodInfo>,
-    pod_by_ip: FastMap<IpAddr, PodKey>,
-    owners: FastMap<(RackId, IpAddr), Owner>,
+    owners: FastMap<(RackId, IpAddr), Holder>,
     device_by_address: FastMap<IpAddr, DeviceId>,
     /// `Topology::externals`, in the same order.
     externals: Vec<ExternalInfo>,
@@ -144,8 +177,13 @@ pub struct Dataplane {
 
 /// Fills a [`Dataplane`]; see the module documentation for what it derives by itself.
 pub struct DataplaneBuilder {
-    dp: Dataplane,
-    shared: Vec<Arc<SharedTable>>,
+    /// What the topology alone gives (connected, default, fabric and external routes).
+    base: Routing,
+    /// Everything told since, in order.
+    recipe: Vec<build::Call>,
+    shared_tables: usize,
+    pods: BTreeMap<PodKey, PodInfo>,
+    pod_by_ip: FastMap<IpAddr, PodKey>,
     /// Per node (by id), its device and rack while the node is present.
     node_devices: Vec<Option<(DeviceId, RackId)>>,
 }
@@ -284,7 +322,10 @@ impl Dataplane {
         pool: PoolKey,
     ) -> Option<FibEntry> {
         let (action, origin, learned_next_hop) = match stored {
-            Stored::Local(p) => (FibAction::Local(p), Origin::Local, None),
+            Stored::Local => {
+                let pod = *self.pod_by_ip.get(&prefix.addr())?;
+                (FibAction::Local(pod), Origin::Local, None)
+            }
             Stored::Connected(r) => (FibAction::Connected(r), Origin::Connected, None),
             Stored::Via {
                 next_hop,
@@ -323,33 +364,6 @@ impl Dataplane {
         })
     }
 
-    /// Recursive next-hop resolution through the device's connected and static routes: the
-    /// adjacent device (and its address) a packet for `next_hop` is handed to.
-    pub(crate) fn resolve_next_hop(
-        &self,
-        device: DeviceId,
-        next_hop: IpAddr,
-    ) -> Option<(IpAddr, DeviceId)> {
-        let info = self.devices.get(device.index())?;
-        if info.address == next_hop {
-            return None;
-        }
-        let stored = match (next_hop, self.igp_flat.get(device.index())) {
-            (IpAddr::V4(a), Some(Some(flat))) => flat.lpm(u32::from(a))?.1,
-            _ => *self.igp.get(device.index())?.lpm(next_hop)?.1,
-        };
-        match stored {
-            Stored::Connected(rack) => match self.owners.get(&(rack, next_hop)) {
-                Some(Owner::Device(o)) if *o != device => Some((next_hop, *o)),
-                _ => None,
-            },
-            Stored::Via {
-                next_hop, device, ..
-            } => Some((next_hop, device)),
-            _ => None,
-        }
-    }
-
     /// Calico's encapsulation decision on a node (REFERENCE §5): tunnels go only to Calico
     /// nodes; `Always` tunnels, `CrossSubnet` tunnels when the next hop lies outside the
     /// sender's subnet, `Never` does not. Returns the tunnel and the far-end node's device.
@@ -383,7 +397,10 @@ impl Dataplane {
 
     /// Who owns `addr` on a rack's segment.
     pub(crate) fn owner(&self, rack: RackId, addr: IpAddr) -> Option<Owner> {
-        self.owners.get(&(rack, addr)).copied()
+        match self.owners.get(&(rack, addr))? {
+            Holder::Device(d) => Some(Owner::Device(*d)),
+            Holder::Pod => self.pod_by_ip.get(&addr).map(|k| Owner::Pod(*k)),
+        }
     }
 
     /// Whether the link from `a` to the adjacent `b` is up; `None` when they are not adjacent.
@@ -416,10 +433,6 @@ impl Dataplane {
         self.devices.get(device.index()).is_none_or(|d| d.down)
     }
 
-    pub(crate) fn address(&self, device: DeviceId) -> Option<IpAddr> {
-        self.devices.get(device.index()).map(|d| d.address)
-    }
-
     /// Every prefix that splits the address space for forwarding, except pods' local /32s:
     /// FIB prefixes of every device (withdrawn ones included), pools, and each device
     /// address as a single-address prefix.
@@ -430,7 +443,7 @@ impl Dataplane {
             out.extend(
                 fib.overlay
                     .iter()
-                    .filter(|(_, e)| !matches!(e, Stored::Local(_)))
+                    .filter(|(_, e)| !matches!(e, Stored::Local))
                     .map(|(p, _)| p),
             );
             for t in &fib.shared {
@@ -444,6 +457,39 @@ impl Dataplane {
         out.extend(self.pools.iter().map(|p| p.cidr));
         out.extend(self.devices.iter().map(|d| host(d.address)));
         out
+    }
+}
+
+impl Routing {
+    /// Recursive next-hop resolution through the device's connected and static routes: the
+    /// adjacent device (and its address) a packet for `next_hop` is handed to.
+    pub(crate) fn resolve_next_hop(
+        &self,
+        device: DeviceId,
+        next_hop: IpAddr,
+    ) -> Option<(IpAddr, DeviceId)> {
+        let info = self.devices.get(device.index())?;
+        if info.address == next_hop {
+            return None;
+        }
+        let stored = match (next_hop, self.igp_flat.get(device.index())) {
+            (IpAddr::V4(a), Some(Some(flat))) => flat.lpm(u32::from(a))?.1,
+            _ => *self.igp.get(device.index())?.lpm(next_hop)?.1,
+        };
+        match stored {
+            Stored::Connected(rack) => match self.owners.get(&(rack, next_hop)) {
+                Some(Holder::Device(o)) if *o != device => Some((next_hop, *o)),
+                _ => None,
+            },
+            Stored::Via {
+                next_hop, device, ..
+            } => Some((next_hop, device)),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn address(&self, device: DeviceId) -> Option<IpAddr> {
+        self.devices.get(device.index()).map(|d| d.address)
     }
 }
 

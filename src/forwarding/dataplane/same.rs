@@ -10,33 +10,43 @@
 //! pods named in a result (an unreachable group's smallest example) can differ.
 //!
 //! The map: a pod-network pod is matched with the pod holding its address (the builder gives
-//! an address to one pod-network pod only); host-network pods share
-//! their node's address and nothing names them (no FIB entry or segment owner), so those of
-//! one node are interchangeable and compared as a multiset. Segment owners that name a pod
-//! are compared through the map; so are `Local` FIB entries, by their prefix: the builder puts
-//! one only at its pod's address. Shared tables are compared by content, each pair of tables
-//! once.
+//! an address to one pod-network pod only); host-network pods share their node's address and
+//! nothing names them, so those of one node are interchangeable and compared as a multiset.
+//! The [`Routing`] names no pod (a `Local` FIB entry and a segment owner stand for the pod
+//! holding the address), so it is compared as it is: one shared by both dataplanes at once
+//! (a [`DataplaneMemo`](super::DataplaneMemo) gives one routing only to builds whose pods are
+//! at the same places), otherwise field by field, shared tables by content, each pair once.
 //!
 //! Invariants: `a.same_but_pod_keys(b)` implies all-pairs reachability counts are equal (a
-//! test checks it against the computation); every field of [`Dataplane`] is either compared
-//! or derived from compared fields (the destructuring below fails to compile when a field is
-//! added). What this is not: not an equality of routing *behaviour* (two FIBs that route the
-//! same way with different entries are not the same here), and not a diff (`diff/`).
+//! test checks it against the computation); every field of [`Routing`] is compared (the
+//! destructuring below fails to compile when a field is added). What this is not: not an
+//! equality of routing *behaviour* (two FIBs that route the same way with different entries
+//! are not the same here), and not a diff (`diff/`).
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 use std::sync::Arc;
 
-use super::{Attachment, Dataplane, Owner, PodInfo};
+use super::{Attachment, Dataplane, PodInfo, Routing};
 use ipnet::IpNet;
 
-use crate::forwarding::fib::{DeviceFib, Flat4, PodKey, SharedTable, Stored, Table};
-use crate::model::hash::FastMap;
+use crate::forwarding::fib::{DeviceFib, Flat4, SharedTable, Stored, Table};
 
 impl Dataplane {
     /// Whether `other` is this dataplane with its pods renamed (see the module documentation).
     pub fn same_but_pod_keys(&self, other: &Dataplane) -> bool {
-        let Dataplane {
+        if Arc::ptr_eq(&self.routing, &other.routing) {
+            return true;
+        }
+        self.pods.len() == other.pods.len()
+            && self.routing.same_as(&other.routing)
+            && same_pods(self, other)
+    }
+}
+
+impl Routing {
+    /// Every field equal (compiled tables compared through their compiled entries).
+    pub(super) fn same_as(&self, other: &Routing) -> bool {
+        let Routing {
             devices,
             racks,
             fibs,
@@ -45,199 +55,105 @@ impl Dataplane {
             lens,
             links,
             pools,
-            pods,
-            pod_by_ip: _, // derived from `pods`
             owners,
             device_by_address,
             externals,
             equal_paths,
         } = self;
-        devices.len() == other.devices.len()
-            && devices.iter().zip(&other.devices).all(|(a, b)| {
-                (
-                    a.kind,
-                    a.address,
-                    a.rack,
-                    a.present,
-                    a.down,
-                    a.node_subnet,
-                    a.access_up,
-                ) == (
-                    b.kind,
-                    b.address,
-                    b.rack,
-                    b.present,
-                    b.down,
-                    b.node_subnet,
-                    b.access_up,
-                )
-            })
-            && racks.len() == other.racks.len()
-            && racks
-                .iter()
-                .zip(&other.racks)
-                .all(|(a, b)| (a.subnet, a.gateway) == (b.subnet, b.gateway))
+        *devices == other.devices
+            && *racks == other.racks
             && *lens == other.lens
             && *links == other.links
             && *pools == other.pools
             && *device_by_address == other.device_by_address
             && *externals == other.externals
             && *equal_paths == other.equal_paths
-            && pods.len() == other.pods.len()
-            && {
-                let names = Renaming { a: self, b: other };
-                names.same_pods()
-                    && igp.len() == other.igp.len()
-                    && igp_flat.len() == other.igp_flat.len()
-                    && (0..igp.len()).all(|i| {
-                        names.same_table(
-                            (&igp[i], igp_flat[i].as_ref()),
-                            (&other.igp[i], other.igp_flat[i].as_ref()),
-                        )
-                    })
-                    && names.same_owners(owners, &other.owners)
-                    && fibs.len() == other.fibs.len()
-                    && names.same_fibs(fibs, &other.fibs)
-            }
+            && *owners == other.owners
+            && igp.len() == other.igp.len()
+            && igp_flat.len() == other.igp_flat.len()
+            && (0..igp.len()).all(|i| {
+                same_table(
+                    (&igp[i], igp_flat[i].as_ref()),
+                    (&other.igp[i], other.igp_flat[i].as_ref()),
+                )
+            })
+            && fibs.len() == other.fibs.len()
+            && same_fibs(fibs, &other.fibs)
     }
 }
 
-/// The pods of two dataplanes, matched.
-struct Renaming<'a> {
-    a: &'a Dataplane,
-    b: &'a Dataplane,
-}
-
-impl Renaming<'_> {
-    /// The address naming a pod-network pod of `dp`; `None` for a host-network pod (nothing
-    /// may name one) or an unknown key.
-    fn name(dp: &Dataplane, key: PodKey) -> Option<IpAddr> {
-        dp.pods
-            .get(&key)
-            .filter(|p| p.attachment != Attachment::Host)
-            .map(|p| p.ip)
-    }
-
-    /// Every pod-network pod of `a` has a counterpart at its address in `b` equal but for its
-    /// key, and the host-network pods are equal as multisets (the counts are equal already).
-    fn same_pods(&self) -> bool {
-        let but_key = |p: &PodInfo| (p.ip, p.node, p.device, p.rack, p.attachment, p.wrong_subnet);
-        let host = |dp: &Dataplane| {
-            let mut host: Vec<_> = dp
-                .pods
-                .values()
-                .filter(|p| p.attachment == Attachment::Host)
-                .map(but_key)
-                .collect();
-            host.sort_unstable();
-            host
-        };
-        self.a
+/// Every pod-network pod of `a` has a counterpart at its address in `b` equal but for its
+/// key, and the host-network pods are equal as multisets (the counts are equal already).
+fn same_pods(a: &Dataplane, b: &Dataplane) -> bool {
+    let but_key = |p: &PodInfo| (p.ip, p.node, p.device, p.rack, p.attachment, p.wrong_subnet);
+    let host = |dp: &Dataplane| {
+        let mut host: Vec<_> = dp
             .pods
             .values()
-            .filter(|p| p.attachment != Attachment::Host)
-            .all(|p| {
-                self.b
-                    .pod_by_ip(p.ip)
-                    .is_some_and(|q| but_key(p) == but_key(q))
+            .filter(|p| p.attachment == Attachment::Host)
+            .map(but_key)
+            .collect();
+        host.sort_unstable();
+        host
+    };
+    a.pods
+        .values()
+        .filter(|p| p.attachment != Attachment::Host)
+        .all(|p| b.pod_by_ip(p.ip).is_some_and(|q| but_key(p) == but_key(q)))
+        && host(a) == host(b)
+}
+
+/// Two tables, each with its IPv4 part compiled when it is (then the compiled entries, a
+/// sorted array, are compared rather than the trie walked: the same entries, faster).
+fn same_table((a, fa): (&Table, Option<&Flat4>), (b, fb): (&Table, Option<&Flat4>)) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    match (fa, fb) {
+        (Some(fa), Some(fb)) => {
+            fa.entries() == fb.entries()
+                && a.v6_map()
+                    .iter()
+                    .zip(b.v6_map().iter())
+                    .all(|((pa, ea), (pb, eb))| (pa, ea) == (pb, eb))
+        }
+        _ => a
+            .iter()
+            .zip(b.iter())
+            .all(|((pa, ea), (pb, eb)): ((IpNet, &Stored), (IpNet, &Stored))| pa == pb && ea == eb),
+    }
+}
+
+/// Every device's overlay and shared tables; each pair of shared tables is compared once,
+/// however many devices hold it.
+fn same_fibs(a: &[DeviceFib], b: &[DeviceFib]) -> bool {
+    let mut compared: BTreeMap<(*const SharedTable, *const SharedTable), bool> = BTreeMap::new();
+    a.iter().zip(b).all(|(fa, fb)| {
+        fa.shared.len() == fb.shared.len()
+            && same_table(
+                (&fa.overlay, fa.flat.as_ref()),
+                (&fb.overlay, fb.flat.as_ref()),
+            )
+            && fa.shared.iter().zip(&fb.shared).all(|(ta, tb)| {
+                *compared
+                    .entry((Arc::as_ptr(ta), Arc::as_ptr(tb)))
+                    .or_insert_with(|| {
+                        same_table((&ta.table, Some(&ta.flat)), (&tb.table, Some(&tb.flat)))
+                    })
             })
-            && host(self.a) == host(self.b)
-    }
-
-    /// Two entries for one prefix. `Local` entries name their pods, but a `Local` entry is at
-    /// its pod's address (the builder makes them so and no other way), and [`same_pods`]
-    /// matched the pods at each address: two `Local` entries for one prefix name matched pods.
-    ///
-    /// [`same_pods`]: Renaming::same_pods
-    fn same_entry(a: &Stored, b: &Stored) -> bool {
-        match (a, b) {
-            (Stored::Local(_), Stored::Local(_)) => true,
-            _ => a == b,
-        }
-    }
-
-    /// Two tables, each with its IPv4 part compiled when it is (then the compiled entries,
-    /// a sorted array, are compared rather than the trie walked: the same entries, faster).
-    fn same_table(
-        &self,
-        (a, fa): (&Table, Option<&Flat4>),
-        (b, fb): (&Table, Option<&Flat4>),
-    ) -> bool {
-        let same = |(pa, ea): (IpNet, &Stored), (pb, eb): (IpNet, &Stored)| {
-            pa == pb && Self::same_entry(ea, eb)
-        };
-        if a.len() != b.len() {
-            return false;
-        }
-        match (fa, fb) {
-            (Some(fa), Some(fb)) => {
-                fa.entries().len() == fb.entries().len()
-                    && fa
-                        .entries()
-                        .iter()
-                        .zip(fb.entries())
-                        .all(|((pa, ea), (pb, eb))| {
-                            same((IpNet::V4(*pa), ea), (IpNet::V4(*pb), eb))
-                        })
-                    && a.v6_map()
-                        .iter()
-                        .zip(b.v6_map().iter())
-                        .all(|((pa, ea), (pb, eb))| same((IpNet::V6(pa), ea), (IpNet::V6(pb), eb)))
-            }
-            _ => a.iter().zip(b.iter()).all(|(x, y)| same(x, y)),
-        }
-    }
-
-    fn same_owners(
-        &self,
-        a: &FastMap<(crate::model::topology::RackId, IpAddr), Owner>,
-        b: &FastMap<(crate::model::topology::RackId, IpAddr), Owner>,
-    ) -> bool {
-        a.len() == b.len()
-            && a.iter().all(|(place, owner)| {
-                b.get(place).is_some_and(|other| match (owner, other) {
-                    (Owner::Device(x), Owner::Device(y)) => x == y,
-                    (Owner::Pod(x), Owner::Pod(y)) => {
-                        let (x, y) = (Self::name(self.a, *x), Self::name(self.b, *y));
-                        x.is_some() && x == y
-                    }
-                    _ => false,
-                })
-            })
-    }
-
-    /// Every device's overlay and shared tables; each pair of shared tables is compared
-    /// once, however many devices hold it.
-    fn same_fibs(&self, a: &[DeviceFib], b: &[DeviceFib]) -> bool {
-        let mut compared: BTreeMap<(*const SharedTable, *const SharedTable), bool> =
-            BTreeMap::new();
-        a.iter().zip(b).all(|(fa, fb)| {
-            fa.shared.len() == fb.shared.len()
-                && self.same_table(
-                    (&fa.overlay, fa.flat.as_ref()),
-                    (&fb.overlay, fb.flat.as_ref()),
-                )
-                && fa.shared.iter().zip(&fb.shared).all(|(ta, tb)| {
-                    *compared
-                        .entry((Arc::as_ptr(ta), Arc::as_ptr(tb)))
-                        .or_insert_with(|| {
-                            self.same_table(
-                                (&ta.table, Some(&ta.flat)),
-                                (&tb.table, Some(&tb.flat)),
-                            )
-                        })
-                })
-        })
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use std::net::IpAddr;
 
+    use std::sync::Arc;
+
     use crate::forwarding::testutil::*;
-    use crate::forwarding::{Attachment, Dataplane, PodKey};
+    use crate::forwarding::{Attachment, Dataplane, DataplaneMemo, PodKey};
     use crate::model::network::EncapMode;
+    use crate::model::topology::DeviceId;
     use crate::model::topology::{NodeId, Topology};
 
     /// One thing that differs from the base cluster.
@@ -260,6 +176,16 @@ mod tests {
     /// a Spiderpool pod on rack a0's segment and a host-network pod on a1-n0; pod keys through
     /// `rename`, then `change`.
     fn cluster(rename: impl Fn(u64) -> PodKey, change: Change) -> Dataplane {
+        cluster_built(rename, change, false, None)
+    }
+
+    /// [`cluster`], the pods told in the opposite order when `reverse`, built with `memo`.
+    fn cluster_built(
+        rename: impl Fn(u64) -> PodKey,
+        change: Change,
+        reverse: bool,
+        memo: Option<&DataplaneMemo>,
+    ) -> Dataplane {
         let mut t: Topology = topology(&[&[2, 2]]);
         if change == Change::NodeDown {
             t.node_mut(NodeId(1)).down = true;
@@ -282,6 +208,9 @@ mod tests {
             _ => {}
         }
         let mut b = calico(&t, EncapMode::CrossSubnet, EncapMode::Never, 0);
+        if reverse {
+            pods.reverse();
+        }
         for (key, addr, node, attachment) in pods {
             assert!(b.pod(rename(key), addr, NodeId(node as u32), attachment));
         }
@@ -302,7 +231,7 @@ mod tests {
             }
             _ => {}
         }
-        b.build()
+        b.build_with(memo)
     }
 
     fn as_is(key: u64) -> PodKey {
@@ -339,6 +268,30 @@ mod tests {
         }
     }
 
+    /// A memo that kept the cluster's routing gives it to the cluster with its pods renamed
+    /// and told in the opposite order, among the other routings it keeps, and what it gives
+    /// lists every FIB entry (a local one naming its pod) and every pod as building alone does.
+    #[test]
+    fn a_memo_gives_its_routing_to_the_same_forwarding_state_with_other_names() {
+        let memo = DataplaneMemo::default();
+        let base = cluster_built(as_is, Change::None, false, Some(&memo));
+        let down = cluster_built(as_is, Change::NodeDown, false, Some(&memo));
+        assert_eq!(memo.given(), 0);
+        let renamed = cluster_built(reversed, Change::None, true, Some(&memo));
+        assert_eq!(memo.given(), 1);
+        assert!(Arc::ptr_eq(&renamed.routing, &base.routing));
+        assert!(!Arc::ptr_eq(&renamed.routing, &down.routing));
+        let alone = cluster_built(reversed, Change::None, true, None);
+        for d in 0..alone.devices.len() {
+            let d = DeviceId(d as u32);
+            assert_eq!(renamed.entries(d), alone.entries(d), "{d:?}");
+            assert_eq!(renamed.fib_len(d), alone.fib_len(d), "{d:?}");
+        }
+        let pods = |dp: &Dataplane| dp.pods().copied().collect::<Vec<_>>();
+        assert_eq!(pods(&renamed), pods(&alone));
+        assert!(renamed.same_but_pod_keys(&base) && alone.same_but_pod_keys(&base));
+    }
+
     #[test]
     fn any_other_difference_makes_another_forwarding_state() {
         let base = cluster(as_is, Change::None);
@@ -358,6 +311,12 @@ mod tests {
                 let other = cluster(rename, change);
                 assert!(!base.same_but_pod_keys(&other), "{change:?}");
                 assert!(!other.same_but_pod_keys(&base), "{change:?}");
+                // Nor does a memo that kept the cluster's routing give it.
+                let memo = DataplaneMemo::default();
+                cluster_built(as_is, Change::None, false, Some(&memo));
+                let other = cluster_built(rename, change, true, Some(&memo));
+                assert_eq!(memo.given(), 0, "{change:?}");
+                assert!(!base.same_but_pod_keys(&other), "{change:?}");
             }
         }
     }

@@ -351,7 +351,7 @@ impl DstClass {
                     .fibs
                     .get(p.device.index())
                     .and_then(|f| f.overlay.get(host).copied());
-                if local == Some(Stored::Local(p.key)) {
+                if local == Some(Stored::Local) {
                     DstKind::Local
                 } else {
                     DstKind::Unreachable

@@ -164,6 +164,17 @@ pub(crate) fn scenario(seed: u64) -> (Topology, Dataplane) {
 /// [`scenario`] with every pod's key replaced by `rename(key)` (a one-to-one map): the same
 /// pods in the same places under other names.
 fn scenario_renamed(seed: u64, rename: impl Fn(PodKey) -> PodKey) -> (Topology, Dataplane) {
+    scenario_built(seed, rename, false, None)
+}
+
+/// [`scenario_renamed`], the pods told to the builder in the opposite order when `reverse`,
+/// built with `memo`.
+fn scenario_built(
+    seed: u64,
+    rename: impl Fn(PodKey) -> PodKey,
+    reverse: bool,
+    memo: Option<&crate::forwarding::DataplaneMemo>,
+) -> (Topology, Dataplane) {
     let mut g = Gen(seed);
     let racks = 1 + g.below(3);
     let shape: Vec<u8> = (0..racks).map(|_| 1 + g.below(4) as u8).collect();
@@ -257,6 +268,9 @@ fn scenario_renamed(seed: u64, rename: impl Fn(PodKey) -> PodKey) -> (Topology, 
             b.blackhole(d, net("10.201.0.0/26"));
         }
     }
+    if reverse {
+        pods.reverse();
+    }
     for (k, addr, node, att) in &pods {
         b.pod(rename(*k), *addr, NodeId(*node as u32), *att);
     }
@@ -316,7 +330,7 @@ fn scenario_renamed(seed: u64, rename: impl Fn(PodKey) -> PodKey) -> (Topology, 
             b.use_shared(tor, shared);
         }
     }
-    (t, b.build())
+    (t, b.build_with(memo))
 }
 
 proptest! {
@@ -352,6 +366,28 @@ proptest! {
             (r.pairs, r.reachable, groups)
         };
         prop_assert_eq!(counts(all_pairs(&dp)), counts(all_pairs(&renamed)));
+    }
+
+    /// A dataplane given the routing a memo kept for the same pods under other names, told in
+    /// the opposite order, is the one building it alone gives: every FIB entry (a local one
+    /// naming its pod), every pod and the all-pairs result. This is what lets a sweep's seed
+    /// variants share their FIBs (`sim::dataplane::build`).
+    #[test]
+    fn a_routing_given_by_a_memo_is_the_one_built_alone(seed in any::<u64>(), shift in 0u64..100) {
+        let memo = crate::forwarding::DataplaneMemo::default();
+        let rename = |k: PodKey| PodKey(1_000 - 3 * k.0 - shift);
+        scenario_built(seed, |k| k, false, Some(&memo));
+        let (t, given) = scenario_built(seed, rename, true, Some(&memo));
+        prop_assert_eq!(memo.given(), 1);
+        let (_t, alone) = scenario_built(seed, rename, true, None);
+        for d in 0..t.devices.len() {
+            let d = DeviceId(d as u32);
+            prop_assert_eq!(given.entries(d), alone.entries(d));
+            prop_assert_eq!(given.fib_len(d), alone.fib_len(d));
+        }
+        let pods = |dp: &Dataplane| dp.pods().copied().collect::<Vec<_>>();
+        prop_assert_eq!(pods(&given), pods(&alone));
+        prop_assert_eq!(all_pairs(&given), all_pairs(&alone));
     }
 
     /// The result does not depend on how many threads share the atoms.
