@@ -7,7 +7,7 @@
 //! Expectations about routes, reachability, paths and BGP need layers podnet does not have
 //! yet; they fail and say so rather than pass silently.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use serde::Serialize;
@@ -241,18 +241,21 @@ pub(super) fn addressed_keys(pods: Vec<&PodRow>) -> Vec<PodKey> {
 /// depends only on the two sets, not on their order.
 fn routing_pairs(snap: &Snapshot, sources: &[PodKey], targets: &[PodKey]) -> Pairs {
     let dp = &snap.dataplane;
-    let every_pod = |keys: &[PodKey]| {
-        let known: BTreeSet<PodKey> = keys
-            .iter()
-            .copied()
-            .filter(|k| dp.pod(*k).is_some())
-            .collect();
-        known.len() == dp.pods().count()
-    };
-    if snap.policy.is_none() && every_pod(sources) && every_pod(targets) {
+    if snap.policy.is_none() && names_every_pod(dp, sources) && names_every_pod(dp, targets) {
         return snap.reachability().clone();
     }
     super::policy::pairs_between(dp, None, sources, targets, None)
+}
+
+/// Whether `keys` name every pod of `dp` (and maybe others): one walk of both in key order.
+fn names_every_pod(dp: &crate::forwarding::Dataplane, keys: &[PodKey]) -> bool {
+    let mut keys = keys.to_vec();
+    keys.sort_unstable();
+    let mut named = keys.iter().peekable();
+    dp.pods().all(|p| {
+        while named.next_if(|k| **k < p.key).is_some() {}
+        named.next_if(|k| **k == p.key).is_some()
+    })
 }
 
 pub(super) fn pod_name(snap: &Snapshot, key: PodKey) -> String {
@@ -883,5 +886,25 @@ expect:
         assert!(out.last.reachability_known());
         assert_eq!(all[0].actual, "30 of 30 pairs delivered");
         assert_eq!(out.last.reachability().pairs, 30);
+    }
+
+    #[test]
+    fn every_pod_is_named_whatever_the_order_repeats_and_strangers() {
+        let s = crate::scenario::load_str("t.yaml", TWO_WORKLOADS).expect("valid scenario");
+        let dp = Simulation::new(&s).run().last.dataplane;
+        let mut keys: Vec<PodKey> = dp.pods().map(|p| p.key).collect();
+        assert_eq!(keys.len(), 6);
+        assert!(names_every_pod(&dp, &keys));
+        keys.reverse();
+        keys.push(keys[2]);
+        keys.push(PodKey(1_000_000));
+        assert!(
+            names_every_pod(&dp, &keys),
+            "repeated and unknown keys change nothing"
+        );
+        let lost = keys.remove(1);
+        assert!(keys.contains(&PodKey(1_000_000)));
+        assert!(!names_every_pod(&dp, &keys), "{lost:?} is not named");
+        assert!(!names_every_pod(&dp, &[]));
     }
 }

@@ -248,7 +248,7 @@ impl Dataplane {
         self.lens.get(device.index()).copied().unwrap_or(0)
     }
 
-    /// Every pod, by key.
+    /// Every pod, in key order.
     pub fn pods(&self) -> impl Iterator<Item = &PodInfo> {
         self.pods.values()
     }
