@@ -49,6 +49,11 @@ fn main() {
 /// 10 ms by default, -1 for never), which the crate's bindings do not name.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
+/// mimalloc v2's `mi_option_arena_eager_commit` (the fifth option: 2 by default, eager
+/// where the OS overcommits, as Linux does; 0 for on demand).
+#[cfg(target_os = "linux")]
+const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+
 unsafe extern "C" {
     #[cfg(test)]
     fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
@@ -72,6 +77,33 @@ fn keep_freed_memory() {
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
 }
 
+/// Every command commits the allocator's memory as it is used rather than its arenas whole:
+/// committed whole, an arena is backed by transparent huge pages that the kernel zeroes 2 MiB
+/// at a time at first touch, however little of each is used — on a virtual machine whose
+/// balloon hands freed memory back to the host, most of that at the host's cost too. On
+/// demand, rr-5000 `check`: system time 1.08 → 0.26 s, wall 7.68 → 6.99 s (user time +2 %,
+/// small pages' TLB misses), resident 474 → 450 MiB; rr-1000 `check` 93 → 81 MiB, and the
+/// ten-variant sweep's system time 0.22–0.24 → 0.08–0.09 s (`docs/performance-history.md`,
+/// session 35). The BGP state table's slabs keep their huge pages (`bgp/rib/tiles.rs`
+/// advises them itself).
+///
+/// Set before anything is allocated: the runtime allocates before `main`, and mimalloc
+/// reserves its first arena then. So it runs from the executable's initializers
+/// (`.init_array`), which the loader calls before the runtime's start-up (Linux; elsewhere
+/// mimalloc's default stays).
+#[cfg(target_os = "linux")]
+extern "C" fn commit_on_demand() {
+    // SAFETY: `mi_option_set` only stores the option's value, read when mimalloc reserves an
+    // arena; 4 is `mi_option_arena_eager_commit` in the mimalloc v2 this binary links (the
+    // test below checks its default).
+    unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) }
+}
+
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static COMMIT_ON_DEMAND: extern "C" fn() = commit_on_demand;
+
 /// The purge delay mimalloc is using, in milliseconds (-1: never).
 #[cfg(test)]
 fn purge_delay() -> std::ffi::c_long {
@@ -94,5 +126,25 @@ mod tests {
         }
         keep_freed_memory();
         assert_eq!(purge_delay(), -1);
+    }
+
+    /// The test binary starts as `podnet` does, through the same initializer.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn arenas_are_committed_on_demand_from_the_start() {
+        // SAFETY: `mi_option_get` reads an option.
+        let option = |o: std::ffi::c_int| unsafe { mi_option_get(o) };
+        if std::env::var_os("MIMALLOC_ARENA_EAGER_COMMIT").is_none() {
+            assert_eq!(option(MI_OPTION_ARENA_EAGER_COMMIT), 0);
+        }
+        // Its neighbours keep mimalloc v2's defaults (`src/options.c`): `eager_commit` 1
+        // before it, `purge_decommits` 1 after it — a numbering that moved fails here or
+        // in the purge delay's test.
+        if std::env::var_os("MIMALLOC_EAGER_COMMIT").is_none() {
+            assert_eq!(option(MI_OPTION_ARENA_EAGER_COMMIT - 1), 1);
+        }
+        if std::env::var_os("MIMALLOC_PURGE_DECOMMITS").is_none() {
+            assert_eq!(option(MI_OPTION_ARENA_EAGER_COMMIT + 1), 1);
+        }
     }
 }
