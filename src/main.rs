@@ -15,7 +15,64 @@
 //! session 29).
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: Allocator = Allocator;
+
+/// mimalloc, with the whole 2 MiB pages of every large block offered to the kernel for
+/// transparent huge pages (`madvise(MADV_HUGEPAGE)`, which THP's default `madvise` mode
+/// honours): arenas are committed on demand (`commit_on_demand`), on small pages, and the
+/// large arrays read at random — a full mesh's half a million sessions — are where huge
+/// pages save TLB misses and page faults.
+struct Allocator;
+
+/// The size from which a block's whole 2 MiB pages are offered for huge pages.
+const LARGE: usize = 4 << 20;
+
+#[cfg(target_os = "linux")]
+fn offer_huge_pages(block: *mut u8, size: usize) {
+    const HUGE: usize = 2 << 20;
+    if block.is_null() || size < LARGE {
+        return;
+    }
+    let start = (block as usize).next_multiple_of(HUGE);
+    let end = (block as usize + size) / HUGE * HUGE;
+    if end > start {
+        // SAFETY: the range lies inside a block the allocator just handed out; `madvise`
+        // with MADV_HUGEPAGE changes how the kernel backs it, never its contents.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn offer_huge_pages(_block: *mut u8, _size: usize) {}
+
+// SAFETY: every call is mimalloc's; `offer_huge_pages` only advises the kernel.
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let block = unsafe { mimalloc::MiMalloc.alloc(layout) };
+        offer_huge_pages(block, layout.size());
+        block
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let block = unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) };
+        offer_huge_pages(block, layout.size());
+        block
+    }
+
+    unsafe fn dealloc(&self, block: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { mimalloc::MiMalloc.dealloc(block, layout) }
+    }
+
+    unsafe fn realloc(&self, block: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let block = unsafe { mimalloc::MiMalloc.realloc(block, layout, size) };
+        offer_huge_pages(block, size);
+        block
+    }
+}
 
 fn main() {
     std::panic::set_hook(Box::new(|info| {
@@ -80,12 +137,13 @@ fn keep_freed_memory() {
 /// Every command commits the allocator's memory as it is used rather than its arenas whole:
 /// committed whole, an arena is backed by transparent huge pages that the kernel zeroes 2 MiB
 /// at a time at first touch, however little of each is used — on a virtual machine whose
-/// balloon hands freed memory back to the host, most of that at the host's cost too. On
-/// demand, rr-5000 `check`: system time 1.08 → 0.26 s, wall 7.68 → 6.99 s (user time +2 %,
-/// small pages' TLB misses), resident 474 → 450 MiB; rr-1000 `check` 93 → 81 MiB, and the
-/// ten-variant sweep's system time 0.22–0.24 → 0.08–0.09 s (`docs/performance-history.md`,
-/// session 35). The BGP state table's slabs keep their huge pages (`bgp/rib/tiles.rs`
-/// advises them itself).
+/// balloon hands freed memory back to the host, most of that at the host's cost too. Large
+/// blocks still get huge pages ([`Allocator`]), as the BGP state table's slabs do
+/// (`bgp/rib/tiles.rs`). Alternating the binaries (`docs/performance-history.md`, session
+/// 35): rr-5000 `check` 6.69–6.95 s against 6.99–7.36 s (system time 0.49 against 0.78 s,
+/// user time the same), resident 474 → 450 MiB (rr-1000 `check` 93 → 81 MiB); the ten-variant
+/// sweep's system time 0.22–0.24 → 0.07–0.17 s. On demand for every block, user time rose
+/// 4 % (rr-5000) and 10 % (mesh-1000): small pages' TLB misses in the large arrays.
 ///
 /// Set before anything is allocated: the runtime allocates before `main`, and mimalloc
 /// reserves its first arena then. So it runs from the executable's initializers
@@ -126,6 +184,40 @@ mod tests {
         }
         keep_freed_memory();
         assert_eq!(purge_delay(), -1);
+    }
+
+    /// A large block's whole 2 MiB pages are advised for huge pages: the mapping holding
+    /// them carries the `hg` flag (`/proc/self/smaps`, `VmFlags`), whether or not the kernel
+    /// has huge pages to give.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_large_block_is_offered_huge_pages() {
+        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+            eprintln!("skipped: no /proc/self/smaps");
+            return;
+        };
+        drop(smaps);
+        let block: Vec<u8> = Vec::with_capacity(LARGE + (4 << 20));
+        let inside = (block.as_ptr() as usize).next_multiple_of(2 << 20);
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("readable");
+        let mut holds = false;
+        let mut flags = None;
+        for line in smaps.lines() {
+            let range = line
+                .split_whitespace()
+                .next()
+                .and_then(|r| r.split_once('-'));
+            if let Some((a, b)) = range
+                && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+            {
+                holds = a <= inside && inside < b;
+            } else if holds && let Some(f) = line.strip_prefix("VmFlags:") {
+                flags = Some(f.split_whitespace().map(str::to_string).collect::<Vec<_>>());
+            }
+        }
+        let flags = flags.expect("the block's mapping is listed");
+        assert!(flags.iter().any(|f| f == "hg"), "{flags:?}");
+        drop(block);
     }
 
     /// The test binary starts as `podnet` does, through the same initializer.
