@@ -558,16 +558,15 @@ impl Routing {
 
     /// Resolves learned routes, withdraws those that do not resolve, and counts entries.
     fn finish(&mut self) {
-        let dp = self;
-        dp.igp_flat = dp
+        self.igp_flat = self
             .igp
             .iter()
             .map(|t| Some(Flat4::compile(t.v4_map())))
             .collect();
-        for i in 0..dp.fibs.len() {
+        for i in 0..self.fibs.len() {
             let id = DeviceId(i as u32);
             // The device's own learned routes.
-            let own: Vec<(IpNet, IpAddr)> = dp.fibs[i]
+            let own: Vec<(IpNet, IpAddr)> = self.fibs[i]
                 .overlay
                 .iter()
                 .filter_map(|(p, e)| match e {
@@ -576,28 +575,28 @@ impl Routing {
                 })
                 .collect();
             for (prefix, next_hop) in own {
-                if dp.resolve_next_hop(id, next_hop).is_none() {
-                    let shadows = dp.fibs[i]
+                if self.resolve_next_hop(id, next_hop).is_none() {
+                    let shadows = self.fibs[i]
                         .shared
                         .iter()
                         .any(|t| t.table.get(prefix).is_some());
                     if shadows {
-                        dp.fibs[i].overlay.insert(prefix, Stored::Withdrawn);
+                        self.fibs[i].overlay.insert(prefix, Stored::Withdrawn);
                     } else {
-                        dp.fibs[i].overlay.remove(prefix);
+                        self.fibs[i].overlay.remove(prefix);
                     }
                 }
             }
             // Shared routes whose next hop this device cannot resolve.
-            let unresolved = unresolvable_next_hops(dp, id);
+            let unresolved = unresolvable_next_hops(self, id);
             for prefix in unresolved {
-                if dp.fibs[i].overlay.get(prefix).is_none() {
-                    dp.fibs[i].overlay.insert(prefix, Stored::Withdrawn);
+                if self.fibs[i].overlay.get(prefix).is_none() {
+                    self.fibs[i].overlay.insert(prefix, Stored::Withdrawn);
                 }
             }
-            let fib = &mut dp.fibs[i];
+            let fib = &mut self.fibs[i];
             fib.compile();
-            dp.lens[i] = fib.len();
+            self.lens[i] = fib.len();
         }
     }
 
