@@ -1208,6 +1208,11 @@ fn a_link_change_looks_only_at_prefixes_with_several_owners_when_no_next_hop_was
     // next hops anywhere. Cutting r1 off the spine makes each speaker look at that one
     // destination: 8 speakers hold it, so 8 destinations, against the full scan's 8 × 8
     // (eight distinct blocks on each of the 8 speakers).
+    //
+    // Sessions: 13 (each of the six clients to both reflectors, and the reflectors' own).
+    // The first change looks at all 13 (the underlay starts following them then); mending
+    // the link afterwards looks only at the 7 that cross the racks, whose path comes back:
+    // r1's four nodes to r0n0 (r1n0–r0n0 among them) and r0's other three to r1n0.
     let t = topology(
         &[
             RackSpec {
@@ -1237,14 +1242,26 @@ fn a_link_change_looks_only_at_prefixes_with_several_owners_when_no_next_hop_was
     assert_eq!(net.best("r1n2", &block(0, 1)).unwrap().next_hop, r1n1);
     let topo = net.cut("tor-r1", "spine-z-1");
     let before = net.engine.link_examined;
+    let sessions_before = net.engine.link_sessions_examined;
     let evs = net.engine.link_changed(net.now, &topo);
     assert_eq!(net.engine.link_examined - before, 8);
+    assert_eq!(net.engine.link_sessions_examined - sessions_before, 13);
     // Nothing was missed: deciding everything again changes no best route.
     assert_eq!(net.engine.redecide_everything(net.now), 0);
     net.push(evs);
     net.run_until(secs(6));
     assert_eq!(net.best("r0n2", &block(0, 1)).unwrap().next_hop, r0n1);
     assert_eq!(net.best("r1n2", &block(0, 1)).unwrap().next_hop, r1n1);
+    let link = net
+        .topology
+        .link_between(net.dev("tor-r1"), net.dev("spine-z-1"))
+        .unwrap();
+    net.topology.set_link_up(link, true);
+    let topo = net.topology.clone();
+    let sessions_before = net.engine.link_sessions_examined;
+    let evs = net.engine.link_changed(net.now, &topo);
+    assert_eq!(net.engine.link_sessions_examined - sessions_before, 7);
+    net.push(evs);
 }
 
 #[test]

@@ -73,6 +73,8 @@ mod statics;
 mod targets;
 mod views;
 
+use session::LinkAction;
+
 pub use queries::Spread;
 pub use views::{BestRoute, BgpLogEntry, BgpLogKind, LogOptions, RibEntry, RibRoute};
 
@@ -543,6 +545,9 @@ pub struct BgpEngine {
     /// Destinations `link_changed` looked at so far (tests measure what an event costs).
     #[cfg(test)]
     pub(crate) link_examined: u64,
+    /// Sessions `link_changed` looked at so far (tests measure what an event costs).
+    #[cfg(test)]
+    pub(crate) link_sessions_examined: u64,
     /// Full tables built by walking the advertisements of a speaker that passes routes on,
     /// rather than sent again (tests measure what a session coming up costs).
     #[cfg(test)]
@@ -637,6 +642,8 @@ impl BgpEngine {
             decisions: 0,
             #[cfg(test)]
             link_examined: 0,
+            #[cfg(test)]
+            link_sessions_examined: 0,
             #[cfg(test)]
             full_tables_built: 0,
             #[cfg(test)]
@@ -971,40 +978,30 @@ impl BgpEngine {
         // The underlay follows the change and the sessions' latencies with it, each only as
         // far as the change reaches (`underlay.rs`).
         let components_changed = self.underlay.update(topology);
-        self.recompute_latencies();
-        for i in 0..self.sessions.len() {
-            let x = SessionId(i as u32);
-            let sess = &self.sessions[i];
-            if sess.b.is_none() || sess.reason.as_ref().is_some_and(|r| r.is_permanent()) {
-                continue;
-            }
-            let has_path = sess.latency.is_some();
-            let single_hop = sess.link.is_some();
-            let fixable = matches!(
-                sess.reason.as_deref(),
-                Some(IdleReason::LinkDown | IdleReason::NoUnderlayPath)
-            );
-            match (sess.state, single_hop, has_path) {
-                (SessionState::Established | SessionState::Connect, true, false) => {
-                    self.session_down(now, x, IdleReason::LinkDown, &mut out);
+        // Only a session whose latency changed can have something to do (`link_action`).
+        let looked_at = self.recompute_latencies();
+        #[cfg(test)]
+        {
+            self.link_sessions_examined += looked_at.len() as u64;
+            self.assert_quiet_elsewhere(&looked_at);
+        }
+        for x in looked_at {
+            match self.link_action(x) {
+                Some(LinkAction::Drop) => self.session_down(now, x, IdleReason::LinkDown, &mut out),
+                Some(LinkAction::Detect) => {
+                    self.arm_detection(now, x, Detecting::PathLost, &mut out)
                 }
-                (SessionState::Established, false, false) if self.srt[i].detecting.is_none() => {
-                    self.arm_detection(now, x, Detecting::PathLost, &mut out);
+                Some(LinkAction::Found) => {
+                    let r = &mut self.srt[x.index()];
+                    r.detecting = None;
+                    r.detection += 1;
                 }
-                (SessionState::Established, false, true)
-                    if self.srt[i].detecting == Some(Detecting::PathLost) =>
-                {
-                    self.srt[i].detecting = None;
-                    self.srt[i].detection += 1;
-                }
-                (SessionState::Connect, false, false) => {
-                    self.set_idle(now, x, IdleReason::NoUnderlayPath);
-                }
-                (SessionState::Idle, _, true) if fixable => {
+                Some(LinkAction::GiveUp) => self.set_idle(now, x, IdleReason::NoUnderlayPath),
+                Some(LinkAction::Reconnect) => {
                     let at = self.next_retry(x, now);
                     self.connect(now, x, at, &mut out);
                 }
-                _ => {}
+                None => {}
             }
         }
         // Next hops may have become (un)resolvable or nearer: re-decide where that matters.

@@ -520,7 +520,10 @@ impl BgpEngine {
     /// Brings the sessions' latencies to the underlay as last updated: the first time (and
     /// after the session list changed) every session's, measured and from then on tracked by
     /// the underlay; afterwards only those the update changed.
-    pub(super) fn recompute_latencies(&mut self) {
+    /// Brings every session's latency up to date with the underlay and returns, in order,
+    /// the sessions whose latency it set: those the underlay says changed, or every session
+    /// when it tracked none (the first change, or after the peering was reconfigured).
+    pub(super) fn recompute_latencies(&mut self) -> Vec<SessionId> {
         let count = self.sessions.len();
         let changed = match self.underlay.session_changes(count) {
             Some(changed) => changed,
@@ -544,9 +547,88 @@ impl BgpEngine {
                 self.underlay.track_sessions(count, &paths)
             }
         };
-        for (x, latency) in changed {
-            self.sessions[x.index()].latency = latency;
-            self.track_latency(x);
+        let mut set: Vec<SessionId> = changed
+            .into_iter()
+            .map(|(x, latency)| {
+                self.sessions[x.index()].latency = latency;
+                self.track_latency(x);
+                x
+            })
+            .collect();
+        set.sort_unstable();
+        set.dedup();
+        set
+    }
+
+    /// What a change of the underlay asks of session `x`, by its state and whether a path
+    /// joins its ends now (its latency).
+    ///
+    /// Only a session whose latency just changed can have something to do, so
+    /// `link_changed` asks no other. Every other way into these states looks at the path:
+    /// `connect` leaves a session without one Idle (`LinkDown`, `NoUnderlayPath`) and so
+    /// do the initial plan and `on_hold_expired`, only while there is none; a session is
+    /// Connect or Established only through `connect`, which needs a path; `detecting` is
+    /// set to `PathLost` only here, while there is no path, and is cleared only by going
+    /// Idle or by [`LinkAction::Found`]. So a session enters one of these states only when
+    /// its latency changes, and the change that put it there acted on it. Reconfiguring the
+    /// peering makes the underlay forget its sessions, and the next change looks at all of
+    /// them. Tests hold every change to it (`assert_quiet_elsewhere`).
+    pub(super) fn link_action(&self, x: SessionId) -> Option<LinkAction> {
+        let sess = &self.sessions[x.index()];
+        if sess.b.is_none() || sess.reason.as_ref().is_some_and(|r| r.is_permanent()) {
+            return None;
+        }
+        let has_path = sess.latency.is_some();
+        let single_hop = sess.link.is_some();
+        let waits_for_path = matches!(
+            sess.reason.as_deref(),
+            Some(IdleReason::LinkDown | IdleReason::NoUnderlayPath)
+        );
+        let detecting = self.srt[x.index()].detecting;
+        match (sess.state, single_hop, has_path) {
+            (SessionState::Established | SessionState::Connect, true, false) => {
+                Some(LinkAction::Drop)
+            }
+            (SessionState::Established, false, false) if detecting.is_none() => {
+                Some(LinkAction::Detect)
+            }
+            (SessionState::Established, false, true) if detecting == Some(Detecting::PathLost) => {
+                Some(LinkAction::Found)
+            }
+            (SessionState::Connect, false, false) => Some(LinkAction::GiveUp),
+            (SessionState::Idle, _, true) if waits_for_path => Some(LinkAction::Reconnect),
+            _ => None,
         }
     }
+
+    /// Panics unless no session outside `looked_at` (ascending) has anything to do: what
+    /// makes `link_changed` look only at the sessions whose latency changed.
+    #[cfg(test)]
+    pub(super) fn assert_quiet_elsewhere(&self, looked_at: &[SessionId]) {
+        for sess in &self.sessions {
+            if looked_at.binary_search(&sess.id).is_err() {
+                let action = self.link_action(sess.id);
+                assert!(
+                    action.is_none(),
+                    "{} would {action:?} but its latency did not change",
+                    self.session_subject(sess.id)
+                );
+            }
+        }
+    }
+}
+
+/// What a change of the underlay asks of a session ([`BgpEngine::link_action`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum LinkAction {
+    /// Up or connecting over a single-hop link that is down: it drops at once.
+    Drop,
+    /// Established multihop with every path gone: timed out after the hold time (or BFD).
+    Detect,
+    /// Established multihop, timed out for a lost path that is back: the timer stops.
+    Found,
+    /// Connecting multihop with no path: Idle until one is back.
+    GiveUp,
+    /// Idle for want of a path that is back: reconnects at the next connect-retry tick.
+    Reconnect,
 }
