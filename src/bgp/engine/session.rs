@@ -519,10 +519,8 @@ impl BgpEngine {
 
     /// Brings the sessions' latencies to the underlay as last updated: the first time (and
     /// after the session list changed) every session's, measured and from then on tracked by
-    /// the underlay; afterwards only those the update changed.
-    /// Brings every session's latency up to date with the underlay and returns, in order,
-    /// the sessions whose latency it set: those the underlay says changed, or every session
-    /// when it tracked none (the first change, or after the peering was reconfigured).
+    /// the underlay; afterwards only those the update changed. Returns the sessions whose
+    /// latency it set, in order.
     pub(super) fn recompute_latencies(&mut self) -> Vec<SessionId> {
         let count = self.sessions.len();
         let changed = match self.underlay.session_changes(count) {
@@ -568,8 +566,8 @@ impl BgpEngine {
     /// `connect` leaves a session without one Idle (`LinkDown`, `NoUnderlayPath`) and so
     /// do the initial plan and `on_hold_expired`, only while there is none; a session is
     /// Connect or Established only through `connect`, which needs a path; `detecting` is
-    /// set to `PathLost` only here, while there is no path, and is cleared only by going
-    /// Idle or by [`LinkAction::Found`]. So a session enters one of these states only when
+    /// set to `PathLost` only by [`LinkAction::Detect`], while there is no path, and is
+    /// cleared only by going Idle or by [`LinkAction::Found`]. So a session enters one of these states only when
     /// its latency changes, and the change that put it there acted on it. Reconfiguring the
     /// peering makes the underlay forget its sessions, and the next change looks at all of
     /// them. Tests hold every change to it (`assert_quiet_elsewhere`).
