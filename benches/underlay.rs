@@ -3,8 +3,12 @@
 //! multihop sessions to every node tracked, a ToR–spine link goes down and comes back up, as
 //! `scripts/bench.sh`'s rr-5000-events does every few seconds of simulated time. Before
 //! podnet d268ac3 each kept distance vector the link lay on was searched again over the whole
-//! fabric (5.5 ms for the two updates on the development machine); now it is repaired where
-//! it changed, the cut rack's devices (0.51 ms).
+//! fabric (5.5 ms for the two updates on the development machine); since then it is repaired
+//! where it changed, the cut rack's devices (0.51 ms). Since podnet session 36 it reads only
+//! the edges at the link's ends (not the whole segment of each), is told which link changed
+//! rather than comparing every link and node, recomputes components only when the change
+//! can split or join them, and looks again only at the sessions whose other end's distance
+//! changed (0.48 → 0.18 ms).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -43,7 +47,7 @@ fn link_down_and_up(c: &mut Criterion) {
             b.iter(|| {
                 for up in [false, true] {
                     topology.set_link_up(link, up);
-                    black_box(underlay.update(&topology));
+                    black_box(underlay.update_links(&topology, &[link]));
                     black_box(underlay.session_changes(paths.len()));
                 }
             })

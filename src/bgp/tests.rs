@@ -12,7 +12,7 @@ use crate::model::Labels;
 use crate::model::network::{Bfd, BgpSettings, TimerProfile};
 use crate::model::selector::Selector;
 use crate::model::time::{SimDuration, SimTime};
-use crate::model::topology::{DeviceId, Fabric, NewNode, NodeBgp, Os, Topology};
+use crate::model::topology::{DeviceId, Fabric, LinkId, NewNode, NodeBgp, Os, Topology};
 
 mod add_path;
 mod lines;
@@ -257,13 +257,14 @@ impl Net {
 
     /// Takes the link between two devices down and returns the topology to hand to
     /// `link_changed`.
-    fn cut(&mut self, a: &str, b: &str) -> Topology {
+    /// Takes the link between `a` and `b` down: the topology after it, and the link.
+    fn cut(&mut self, a: &str, b: &str) -> (Topology, LinkId) {
         let link = self
             .topology
             .link_between(self.dev(a), self.dev(b))
             .unwrap();
         self.topology.set_link_up(link, false);
-        self.topology.clone()
+        (self.topology.clone(), link)
     }
 
     fn originate(&mut self, node: &str, prefix: &str) {
@@ -1095,7 +1096,7 @@ fn sessions_that_cannot_come_up_say_why() {
     let started = engine.start(SimTime::ZERO);
     assert_eq!(started.len(), 1, "only r0n0–r1n0 can connect");
     t2.set_link_up(link, true);
-    let evs = engine.link_changed(secs(10), &t2);
+    let evs = engine.link_changed(secs(10), &t2, &[link]);
     assert_eq!(evs.len(), 2);
     assert!(evs.iter().all(|(t, _)| *t > secs(10) && *t < secs(13)));
 }
@@ -1132,7 +1133,7 @@ fn a_fabric_link_down_drops_its_session_at_once_and_routes_move() {
     let link = net.topology.link_between(tor, spine).unwrap();
     net.topology.set_link_up(link, false);
     let topo = net.topology.clone();
-    let evs = net.engine.link_changed(net.now, &topo);
+    let evs = net.engine.link_changed(net.now, &topo, &[link]);
     net.push(evs);
     let s = net.session_between("tor-r0", "spine-z-1");
     assert_eq!(s.state, SessionState::Idle);
@@ -1187,9 +1188,9 @@ fn a_split_fabric_re_decides_at_the_routers_only() {
     // 3 × 6 = 18 decisions (re-deciding every speaker would add the nodes' 6 × 5 = 30).
     let mut net = as_per_rack_fabric();
     assert!(net.best("r1n2", &block(0, 0)).is_some());
-    let topo = net.cut("tor-r0", "spine-z-1");
+    let (topo, link) = net.cut("tor-r0", "spine-z-1");
     let before = net.engine.decisions;
-    let evs = net.engine.link_changed(net.now, &topo);
+    let evs = net.engine.link_changed(net.now, &topo, &[link]);
     let spent = net.engine.decisions - before;
     assert!(spent > 0 && spent <= 18, "{spent} decisions");
     // Nothing was missed: deciding everything again changes no best route.
@@ -1240,10 +1241,10 @@ fn a_link_change_looks_only_at_prefixes_with_several_owners_when_no_next_hop_was
     let r1n1 = ip("10.1.0.11");
     assert_eq!(net.best("r0n2", &block(0, 1)).unwrap().next_hop, r0n1);
     assert_eq!(net.best("r1n2", &block(0, 1)).unwrap().next_hop, r1n1);
-    let topo = net.cut("tor-r1", "spine-z-1");
+    let (topo, link) = net.cut("tor-r1", "spine-z-1");
     let before = net.engine.link_examined;
     let sessions_before = net.engine.link_sessions_examined;
-    let evs = net.engine.link_changed(net.now, &topo);
+    let evs = net.engine.link_changed(net.now, &topo, &[link]);
     assert_eq!(net.engine.link_examined - before, 8);
     assert_eq!(net.engine.link_sessions_examined - sessions_before, 13);
     // Nothing was missed: deciding everything again changes no best route.
@@ -1252,14 +1253,10 @@ fn a_link_change_looks_only_at_prefixes_with_several_owners_when_no_next_hop_was
     net.run_until(secs(6));
     assert_eq!(net.best("r0n2", &block(0, 1)).unwrap().next_hop, r0n1);
     assert_eq!(net.best("r1n2", &block(0, 1)).unwrap().next_hop, r1n1);
-    let link = net
-        .topology
-        .link_between(net.dev("tor-r1"), net.dev("spine-z-1"))
-        .unwrap();
     net.topology.set_link_up(link, true);
     let topo = net.topology.clone();
     let sessions_before = net.engine.link_sessions_examined;
-    let evs = net.engine.link_changed(net.now, &topo);
+    let evs = net.engine.link_changed(net.now, &topo, &[link]);
     assert_eq!(net.engine.link_sessions_examined - sessions_before, 7);
     net.push(evs);
 }
@@ -1273,9 +1270,9 @@ fn a_link_change_looks_at_every_destination_once_a_next_hop_was_rewritten() {
     // once, before the re-decision looks, so tor-r0 no longer holds rack 1's 3 blocks nor
     // the spine rack 0's 3: 54 − 6 = 48.
     let mut net = as_per_rack_fabric();
-    let topo = net.cut("tor-r0", "spine-z-1");
+    let (topo, link) = net.cut("tor-r0", "spine-z-1");
     let before = net.engine.link_examined;
-    net.engine.link_changed(net.now, &topo);
+    net.engine.link_changed(net.now, &topo, &[link]);
     assert_eq!(net.engine.link_examined - before, 9 * 6 - 2 * 3);
 }
 

@@ -179,8 +179,11 @@ struct Edge {
 
 /// The directed edges that `links` (their state or latency) and `deletions` (nodes) remove
 /// from `old` and add in `new`, two topologies that differ in nothing else. An edge changes
-/// only if one of its ends is an end of a changed link or a changed node, so only the
-/// neighbours of those ends are read.
+/// only if one of its ends is an end of a changed link or a changed node, so only the edges
+/// at those ends are read: each end's ways out (`Topology::neighbours`) and its ways in from
+/// devices that are not ends themselves (`Topology::each_way_in`; an edge between two ends
+/// is met once, leaving). A rack's nodes are read once each when its ToR's uplink changes,
+/// not their whole segment each.
 fn edge_changes(
     old: &Topology,
     new: &Topology,
@@ -193,49 +196,62 @@ fn edge_changes(
         ends.extend([link.a, link.b]);
     }
     ends.extend(deletions.iter().map(|n| new.nodes[n.index()].device));
-    let mut touched = ends.clone();
-    for &e in &ends {
-        for t in [old, new] {
-            touched.extend(t.neighbours(e).into_iter().map(|(v, _)| v));
-        }
-    }
     let (mut removed, mut added) = (Vec::new(), Vec::new());
-    for &u in &touched {
-        let hops = |t: &Topology| {
-            let mut hops = t.neighbours(u);
-            if !ends.contains(&u) {
-                hops.retain(|(v, _)| ends.contains(v));
-            }
+    for &e in &ends {
+        let out = |t: &Topology| {
+            let mut hops: Vec<(DeviceId, DeviceId, SimDuration)> = t
+                .neighbours(e)
+                .into_iter()
+                .map(|(v, l)| (e, v, l))
+                .collect();
             hops.sort();
             hops
         };
-        let (before, after) = (hops(old), hops(new));
-        let edge = |(to, latency): (DeviceId, SimDuration)| Edge {
-            from: u,
-            to,
-            latency: latency.as_nanos(),
+        let into = |t: &Topology| {
+            let mut hops = Vec::new();
+            t.each_way_in(e, |u| !ends.contains(&u), |u, l| hops.push((u, e, l)));
+            hops.sort();
+            hops
         };
-        let (mut i, mut j) = (0, 0);
-        loop {
-            match (before.get(i), after.get(j)) {
-                (Some(b), Some(a)) if b == a => (i, j) = (i + 1, j + 1),
-                (Some(b), Some(a)) if b < a => {
-                    removed.push(edge(*b));
-                    i += 1;
-                }
-                (Some(b), None) => {
-                    removed.push(edge(*b));
-                    i += 1;
-                }
-                (_, Some(a)) => {
-                    added.push(edge(*a));
-                    j += 1;
-                }
-                (None, None) => break,
-            }
+        for (before, after) in [(out(old), out(new)), (into(old), into(new))] {
+            differences(&before, &after, &mut removed, &mut added);
         }
     }
     (removed, added)
+}
+
+/// Appends to `removed` the edges of `before` that `after` lacks and to `added` those of
+/// `after` that `before` lacks, both lists sorted (multisets: a latency counts as its own).
+fn differences(
+    before: &[(DeviceId, DeviceId, SimDuration)],
+    after: &[(DeviceId, DeviceId, SimDuration)],
+    removed: &mut Vec<Edge>,
+    added: &mut Vec<Edge>,
+) {
+    let edge = |&(from, to, latency): &(DeviceId, DeviceId, SimDuration)| Edge {
+        from,
+        to,
+        latency: latency.as_nanos(),
+    };
+    let (mut i, mut j) = (0, 0);
+    loop {
+        match (before.get(i), after.get(j)) {
+            (Some(b), Some(a)) if b == a => (i, j) = (i + 1, j + 1),
+            (Some(b), Some(a)) if b < a => {
+                removed.push(edge(b));
+                i += 1;
+            }
+            (Some(b), None) => {
+                removed.push(edge(b));
+                i += 1;
+            }
+            (_, Some(a)) => {
+                added.push(edge(a));
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
 }
 
 /// The distances from `from` that a change of the underlay alters, with their new values in
@@ -365,7 +381,8 @@ struct Tracked {
     count: usize,
     /// Single-hop sessions by link, sorted.
     over_link: Vec<(LinkId, SessionId)>,
-    /// Multihop sessions by source: each with its other end and its latency in ns.
+    /// Multihop sessions by source: each with its other end and its latency in ns, sorted
+    /// by other end.
     from: Vec<(DeviceId, Vec<Measured>)>,
     /// Latencies changed by updates and not yet taken.
     changed: Vec<(SessionId, Option<SimDuration>)>,
@@ -428,7 +445,47 @@ impl Underlay {
             };
             return self.component != before;
         }
-        let links: Vec<LinkId> = old
+        let (links, deletions) = self.differences(topology);
+        self.apply(topology, &links, &deletions)
+    }
+
+    /// [`Underlay::update`] told what changed: `links` (in any order, repeats allowed) are
+    /// the only links whose state or latency may differ from what the underlay last saw, and
+    /// no node joined or was deleted, so nothing else of `topology` is compared: a link event
+    /// costs what it changes, not a walk over every link and node. Tests check the claim
+    /// against [`Underlay::update`]'s comparison.
+    pub fn update_links(&mut self, topology: &Topology, links: &[LinkId]) -> bool {
+        let old = &self.topology;
+        if old.devices.len() != topology.devices.len()
+            || old.links.len() != topology.links.len()
+            || old.nodes.len() != topology.nodes.len()
+        {
+            return self.update(topology);
+        }
+        let mut changed: Vec<LinkId> = links
+            .iter()
+            .copied()
+            .filter(|l| {
+                let (was, is) = (&old.links[l.index()], &topology.links[l.index()]);
+                was.up != is.up || was.latency != is.latency
+            })
+            .collect();
+        changed.sort_unstable();
+        changed.dedup();
+        #[cfg(test)]
+        assert_eq!(
+            self.differences(topology),
+            (changed.clone(), Vec::new()),
+            "update_links was not told every change"
+        );
+        self.apply(topology, &changed, &[])
+    }
+
+    /// The links whose state or latency and the nodes whose deletion differ between the
+    /// underlay's copy of the topology and `topology`, in order.
+    fn differences(&self, topology: &Topology) -> (Vec<LinkId>, Vec<NodeId>) {
+        let old = &self.topology;
+        let links = old
             .links
             .iter()
             .zip(&topology.links)
@@ -436,7 +493,7 @@ impl Underlay {
             .filter(|(_, (was, is))| was.up != is.up || was.latency != is.latency)
             .map(|(i, _)| LinkId(i as u32))
             .collect();
-        let deletions: Vec<NodeId> = old
+        let deletions = old
             .nodes
             .iter()
             .zip(&topology.nodes)
@@ -444,24 +501,37 @@ impl Underlay {
             .filter(|(_, (was, is))| was.deleted != is.deleted)
             .map(|(i, _)| NodeId(i as u32))
             .collect();
+        (links, deletions)
+    }
+
+    /// Brings the underlay's copy to `topology` where `links` and `deletions` (ascending)
+    /// changed, repairs the kept distances and notes the tracked sessions' changes.
+    fn apply(&mut self, topology: &Topology, links: &[LinkId], deletions: &[NodeId]) -> bool {
         if links.is_empty() && deletions.is_empty() {
             return false;
         }
-        let (removed, added) = edge_changes(old, topology, &links, &deletions);
-        for &l in &links {
+        let (removed, added) = edge_changes(&self.topology, topology, links, deletions);
+        for &l in links {
             let link = &mut self.topology.links[l.index()];
             link.up = topology.links[l.index()].up;
             link.latency = topology.links[l.index()].latency;
         }
-        for &n in &deletions {
+        for &n in deletions {
             self.topology.nodes[n.index()].deleted = topology.nodes[n.index()].deleted;
         }
         let mut components_changed = false;
         let mut repaired_from = Vec::new();
         if !removed.is_empty() || !added.is_empty() {
-            let component = self.topology.components();
-            components_changed = component != self.component;
-            self.component = component;
+            // Edges only added between devices of one component join nothing.
+            let joins_nothing = removed.is_empty()
+                && added.iter().all(|e| {
+                    self.component.get(e.from.index()) == self.component.get(e.to.index())
+                });
+            if !joins_nothing {
+                let component = self.topology.components();
+                components_changed = component != self.component;
+                self.component = component;
+            }
             for (s, slot) in self.kept.iter_mut().enumerate() {
                 let Some(dist) = slot else { continue };
                 let source = DeviceId(s as u32);
@@ -469,27 +539,35 @@ impl Underlay {
                     Some(changed) if changed.is_empty() => {}
                     Some(changed) => {
                         let dist = Arc::make_mut(dist);
-                        for (x, d) in changed {
+                        for &(x, d) in &changed {
                             dist[x.index()] = d;
                         }
                         self.repairs += 1;
-                        repaired_from.push(source);
+                        repaired_from.push((source, changed.into_iter().map(|(x, _)| x).collect()));
                     }
                     None => *slot = None,
                 }
             }
         }
         if let Some(mut tracked) = self.sessions.take() {
-            self.follow(&mut tracked, &links, &repaired_from);
+            self.follow(&mut tracked, links, &repaired_from);
             self.sessions = Some(tracked);
         }
         components_changed
     }
 
     /// Notes the tracked sessions whose latency the update changed: those over a changed
-    /// link, and those measured from a source whose distances were dropped (searched again)
-    /// or changed in place (`repaired_from`, in device order) and whose latency differs now.
-    fn follow(&mut self, tracked: &mut Tracked, links: &[LinkId], repaired_from: &[DeviceId]) {
+    /// link, those measured from a source whose distances were dropped (searched again) and
+    /// whose latency differs now, and those measured from a source whose distances changed
+    /// in place (`repaired_from`, in device order, with the devices whose distance changed,
+    /// in order) to one of those devices: a session's latency is its source's distance to
+    /// its other end, so only those can differ.
+    fn follow(
+        &mut self,
+        tracked: &mut Tracked,
+        links: &[LinkId],
+        repaired_from: &[(DeviceId, Vec<DeviceId>)],
+    ) {
         for &l in links {
             let start = tracked.over_link.partition_point(|(k, _)| *k < l);
             for &(k, x) in &tracked.over_link[start..] {
@@ -509,16 +587,34 @@ impl Underlay {
                 .kept
                 .get(source.index())
                 .is_some_and(Option::is_some);
-            if kept && repaired_from.binary_search(source).is_err() {
+            let repaired = repaired_from
+                .binary_search_by_key(source, |(s, _)| *s)
+                .ok()
+                .map(|i| &repaired_from[i].1);
+            if kept && repaired.is_none() {
                 continue;
             }
             let dist = searches.from(*source, true);
-            self.examined += members.len() as u64;
-            for (x, other, latency) in members.iter_mut() {
-                let now = nanos_to(&dist, *other);
-                if now != *latency {
-                    *latency = now;
-                    tracked.changed.push((*x, now.map(SimDuration::from_nanos)));
+            // Members are sorted by their other end: those at a changed device, or all.
+            let looked_at: Vec<std::ops::Range<usize>> = match repaired {
+                Some(devices) if kept => devices
+                    .iter()
+                    .map(|d| {
+                        let start = members.partition_point(|m| m.1 < *d);
+                        start..start + members[start..].partition_point(|m| m.1 == *d)
+                    })
+                    .filter(|r| !r.is_empty())
+                    .collect(),
+                _ => std::iter::once(0..members.len()).collect(),
+            };
+            for range in looked_at {
+                self.examined += range.len() as u64;
+                for (x, other, latency) in &mut members[range] {
+                    let now = nanos_to(&dist, *other);
+                    if now != *latency {
+                        *latency = now;
+                        tracked.changed.push((*x, now.map(SimDuration::from_nanos)));
+                    }
                 }
             }
         }
@@ -561,7 +657,7 @@ impl Underlay {
         let mut from = Vec::new();
         for (source, group) in by_source(&pairs) {
             let dist = searches.from(source, true);
-            let members = group
+            let mut members: Vec<Measured> = group
                 .into_iter()
                 .map(|i| {
                     let other = other_end(pairs[i], source);
@@ -570,6 +666,8 @@ impl Underlay {
                     (which[i], other, latency)
                 })
                 .collect();
+            // By other end, so that `follow` finds a changed device's sessions.
+            members.sort_unstable_by_key(|&(x, other, _)| (other, x));
             from.push((source, members));
         }
         self.searches += searches.run;
@@ -845,7 +943,8 @@ mod tests {
         /// components (and "changed" exactly when they did), every kept distance vector a
         /// fresh search's, every IGP cost a fresh search's, and the tracked latencies, with
         /// the changes it reported applied, those measured from scratch; a multihop session
-        /// is reported only when its latency changed.
+        /// is reported only when its latency changed. Link changes are told by link
+        /// (`update_links`) every other event and found by comparison (`update`) otherwise.
         #[test]
         fn an_updated_underlay_is_a_new_one((mut t, sessions, changes, queries) in events()) {
             let mut u = Underlay::new(&t);
@@ -857,22 +956,25 @@ mod tests {
             for &(a, b) in &queries[..queries.len() / 2] {
                 u.cost(a, b);
             }
-            for change in changes {
-                match change {
-                    Change::Toggle(l) => {
-                        let up = t.links[l].up;
-                        t.set_link_up(LinkId(l as u32), !up);
+            for (i, change) in changes.into_iter().enumerate() {
+                let told: Vec<LinkId> = match change {
+                    Change::Toggle(l) => vec![LinkId(l as u32)],
+                    Change::TogglePair(a, b) => vec![LinkId(a as u32), LinkId(b as u32)],
+                    Change::Delete(n) => {
+                        t.nodes[n].deleted = true;
+                        Vec::new()
                     }
-                    Change::TogglePair(a, b) => {
-                        for l in [a, b] {
-                            let up = t.links[l].up;
-                            t.set_link_up(LinkId(l as u32), !up);
-                        }
-                    }
-                    Change::Delete(n) => t.nodes[n].deleted = true,
+                };
+                for &l in &told {
+                    let up = t.links[l.index()].up;
+                    t.set_link_up(l, !up);
                 }
                 let before = u.component.clone();
-                let components_changed = u.update(&t);
+                let components_changed = if told.is_empty() || i % 2 == 0 {
+                    u.update(&t)
+                } else {
+                    u.update_links(&t, &told)
+                };
                 let fresh = Underlay::new(&t);
                 prop_assert_eq!(&u.component, &fresh.component);
                 prop_assert_eq!(components_changed, before != fresh.component);
@@ -932,21 +1034,22 @@ mod tests {
         // Zone b cut off: every kept vector (tor-a0, a0-n0, tor-b0, b0-n0) reached the other
         // zone over spine-b-1–core only, so the other zone's devices are lost to it (from
         // zone a: spine-b-1, then tor-b0 behind it, then b0-n0 and b0-n1) and are set
-        // unreachable in place — no search. Both sources' four pairs are examined, none
-        // changed (each pair is inside one zone).
+        // unreachable in place — no search. No pair is examined: every pair's other end is
+        // in its source's zone, where no distance changed.
         t.set_link_up(core_b, false);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined, u.repairs), (2, 4, 4));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 0, 4));
         assert_eq!(u.session_changes(4), Some(vec![]));
 
         // tor-a1–spine-a-1 down: tor-a0 (spine-a-1 at 50 µs, tor-a1 at 100) and a0-n0 (70,
         // 120) reached tor-a1 over it alone: tor-a1 has no other way in from a router, so it
-        // and its nodes are lost and unreachable; a0-n0's three pairs are examined, a1-n0
-        // and a1-n1 now unreachable. Zone b reaches neither end: its vectors are unchanged
-        // and its pair is not looked at.
+        // and its nodes are lost and unreachable; of a0-n0's three pairs the two to those
+        // nodes are examined, a1-n0 and a1-n1 now unreachable (a0-n1's distance did not
+        // change). Zone b reaches neither end: its vectors are unchanged and its pair is not
+        // looked at.
         t.set_link_up(tor_a1, false);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined, u.repairs), (2, 7, 6));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 2, 6));
         assert_eq!(
             u.session_changes(4),
             Some(vec![(SessionId(1), None), (SessionId(2), None)])
@@ -954,10 +1057,10 @@ mod tests {
 
         // Up again: the link shortens tor-a0's way to tor-a1 (unreachable → 100 µs) and a0-n0's
         // (120), and the search goes on from tor-a1 alone; a1-n0 and a1-n1 are back at 20 + 50
-        // + 50 + 20 µs. Zone b reaches neither end of the link.
+        // + 50 + 20 µs: those two pairs are examined. Zone b reaches neither end of the link.
         t.set_link_up(tor_a1, true);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined, u.repairs), (2, 10, 8));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 4, 8));
         assert_eq!(
             u.session_changes(4),
             Some(vec![(SessionId(1), us(140)), (SessionId(2), us(140))])
@@ -965,7 +1068,7 @@ mod tests {
 
         // A link that is already as the topology says changes nothing and costs nothing.
         assert!(!u.update(&t));
-        assert_eq!((u.searches, u.examined, u.repairs), (2, 10, 8));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 4, 8));
         assert_eq!(u.session_changes(4), Some(vec![]));
     }
 
@@ -1012,18 +1115,18 @@ mod tests {
 
         // a1-n1's access link down: a1-n1, a host, loses its only way in; nothing goes on
         // through a host, so every vector (tor-a0, a0-n0, tor-a1) changes in that one place.
-        // a0-n0's pairs are examined and a1-n1's is now unreachable.
+        // Of a0-n0's pairs only a1-n1's is examined, and it is now unreachable.
         let access = t.link_between(dev(&t, "a1-n1"), dev(&t, "tor-a1")).unwrap();
         t.set_link_up(access, false);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined, u.repairs), (2, 3, 4));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 1, 4));
         assert_eq!(u.session_changes(3), Some(vec![(SessionId(2), None)]));
 
         // Up again: tor-a1 → a1-n1 shortens a way (unreachable → 120 µs from tor-a0); a1-n1 is
-        // back at 20 + 50 + 50 + 20 µs from a0-n0.
+        // back at 20 + 50 + 50 + 20 µs from a0-n0, its pair examined again.
         t.set_link_up(access, true);
         assert!(u.update(&t));
-        assert_eq!((u.searches, u.examined, u.repairs), (2, 6, 7));
+        assert_eq!((u.searches, u.examined, u.repairs), (2, 2, 7));
         assert_eq!(u.session_changes(3), Some(vec![(SessionId(2), us(140))]));
     }
 }

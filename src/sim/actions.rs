@@ -75,7 +75,8 @@ impl Simulation<'_> {
                 };
                 self.record(kind, format!("{a}--{b}"), outcome);
                 if let Some(bgp) = self.world.control.bgp.as_mut() {
-                    let scheduled = bgp.link_changed(self.now, &self.world.topology);
+                    let scheduled =
+                        bgp.link_changed(self.now, &self.world.topology, link.as_slice());
                     self.schedule_bgp(scheduled);
                 }
             }

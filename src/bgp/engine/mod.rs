@@ -58,7 +58,7 @@ use super::underlay::Underlay;
 use super::{SessionId, SpeakerId};
 use crate::model::network::BgpSettings;
 use crate::model::time::{SimDuration, SimTime};
-use crate::model::topology::{DeviceId, Topology};
+use crate::model::topology::{DeviceId, LinkId, Topology};
 
 mod decide;
 mod groups;
@@ -970,14 +970,21 @@ impl BgpEngine {
         out
     }
 
-    /// Links went down or up: latencies and next-hop costs change; sessions over a downed
-    /// fabric link drop at once, multihop sessions that lost every path are timed out, and
-    /// Idle sessions whose path is back reconnect at the next connect-retry tick.
-    pub fn link_changed(&mut self, now: SimTime, topology: &Topology) -> Scheduled {
+    /// Links `links` went down or up (or changed latency) in `topology`, and nothing else
+    /// changed since the engine last saw it: latencies and next-hop costs change; sessions
+    /// over a downed fabric link drop at once, multihop sessions that lost every path are
+    /// timed out, and Idle sessions whose path is back reconnect at the next connect-retry
+    /// tick.
+    pub fn link_changed(
+        &mut self,
+        now: SimTime,
+        topology: &Topology,
+        links: &[LinkId],
+    ) -> Scheduled {
         let mut out = Vec::new();
         // The underlay follows the change and the sessions' latencies with it, each only as
         // far as the change reaches (`underlay.rs`).
-        let components_changed = self.underlay.update(topology);
+        let components_changed = self.underlay.update_links(topology, links);
         // Only a session whose latency changed can have something to do (`link_action`).
         let looked_at = self.recompute_latencies();
         #[cfg(test)]

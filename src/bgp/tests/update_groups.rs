@@ -180,7 +180,7 @@ impl Net {
                 };
                 self.topology.set_link_up(link, up);
                 let topo = self.topology.clone();
-                self.engine.link_changed(now, &topo)
+                self.engine.link_changed(now, &topo, &[link])
             }
         };
         self.push(evs);
