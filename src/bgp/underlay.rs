@@ -214,7 +214,7 @@ fn edge_changes(
             hops
         };
         for (before, after) in [(out(old), out(new)), (into(old), into(new))] {
-            differences(&before, &after, &mut removed, &mut added);
+            edge_differences(&before, &after, &mut removed, &mut added);
         }
     }
     (removed, added)
@@ -222,7 +222,7 @@ fn edge_changes(
 
 /// Appends to `removed` the edges of `before` that `after` lacks and to `added` those of
 /// `after` that `before` lacks, both lists sorted (multisets: a latency counts as its own).
-fn differences(
+fn edge_differences(
     before: &[(DeviceId, DeviceId, SimDuration)],
     after: &[(DeviceId, DeviceId, SimDuration)],
     removed: &mut Vec<Edge>,
@@ -431,11 +431,7 @@ impl Underlay {
     /// whose latency changed ([`Underlay::session_changes`]). Returns whether the partition
     /// into components changed.
     pub fn update(&mut self, topology: &Topology) -> bool {
-        let old = &self.topology;
-        if old.devices.len() != topology.devices.len()
-            || old.links.len() != topology.links.len()
-            || old.nodes.len() != topology.nodes.len()
-        {
+        if !self.same_elements(topology) {
             let before = std::mem::take(&mut self.component);
             *self = Underlay {
                 searches: self.searches,
@@ -455,13 +451,10 @@ impl Underlay {
     /// costs what it changes, not a walk over every link and node. Tests check the claim
     /// against [`Underlay::update`]'s comparison.
     pub fn update_links(&mut self, topology: &Topology, links: &[LinkId]) -> bool {
-        let old = &self.topology;
-        if old.devices.len() != topology.devices.len()
-            || old.links.len() != topology.links.len()
-            || old.nodes.len() != topology.nodes.len()
-        {
+        if !self.same_elements(topology) {
             return self.update(topology);
         }
+        let old = &self.topology;
         let mut changed: Vec<LinkId> = links
             .iter()
             .copied()
@@ -479,6 +472,15 @@ impl Underlay {
             "update_links was not told every change"
         );
         self.apply(topology, &changed, &[])
+    }
+
+    /// Whether `topology` has the devices, links and nodes of the underlay's copy (nothing
+    /// joined), so that they can be compared one by one.
+    fn same_elements(&self, topology: &Topology) -> bool {
+        let old = &self.topology;
+        old.devices.len() == topology.devices.len()
+            && old.links.len() == topology.links.len()
+            && old.nodes.len() == topology.nodes.len()
     }
 
     /// The links whose state or latency and the nodes whose deletion differ between the

@@ -567,10 +567,10 @@ impl BgpEngine {
     /// do the initial plan and `on_hold_expired`, only while there is none; a session is
     /// Connect or Established only through `connect`, which needs a path; `detecting` is
     /// set to `PathLost` only by [`LinkAction::Detect`], while there is no path, and is
-    /// cleared only by going Idle or by [`LinkAction::Found`]. So a session enters one of these states only when
-    /// its latency changes, and the change that put it there acted on it. Reconfiguring the
-    /// peering makes the underlay forget its sessions, and the next change looks at all of
-    /// them. Tests hold every change to it (`assert_quiet_elsewhere`).
+    /// cleared only by going Idle or by [`LinkAction::Found`]. So a session enters one of
+    /// these states only when its latency changes, and the change that put it there acted
+    /// on it. Reconfiguring the peering makes the underlay forget its sessions, and the next
+    /// change looks at all of them. Tests hold every change to it (`assert_quiet_elsewhere`).
     pub(super) fn link_action(&self, x: SessionId) -> Option<LinkAction> {
         let sess = &self.sessions[x.index()];
         if sess.b.is_none() || sess.reason.as_ref().is_some_and(|r| r.is_permanent()) {
