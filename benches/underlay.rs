@@ -47,7 +47,7 @@ fn link_down_and_up(c: &mut Criterion) {
             b.iter(|| {
                 for up in [false, true] {
                     topology.set_link_up(link, up);
-                    black_box(underlay.update_links(&topology, &[link]));
+                    black_box(underlay.update_told(&topology, &[link], &[]));
                     black_box(underlay.session_changes(paths.len()));
                 }
             })

@@ -1262,6 +1262,45 @@ fn a_link_change_looks_only_at_prefixes_with_several_owners_when_no_next_hop_was
 }
 
 #[test]
+fn a_link_event_takes_in_the_nodes_removed_before_it() {
+    // Two racks of four nodes, node 0 of each reflecting. r1n3 is deleted: the engine drops
+    // its sessions at once, and the underlay, which has a copy of the topology, takes the
+    // deletion in at the next link event (as when it compared the whole topology), told it
+    // by the engine: `update_told` compares nothing else, and in tests asserts that the
+    // full comparison finds the same (the link and this node), so it panics if not told.
+    let t = topology(
+        &[
+            RackSpec {
+                nodes: 4,
+                node_bgp: first_reflects,
+            },
+            RackSpec {
+                nodes: 4,
+                node_bgp: first_reflects,
+            },
+        ],
+        false,
+    );
+    let mut net = Net::new(t, &no_mesh(), &[to_reflectors()], TimerProfile::CalicoBird);
+    net.run_until(secs(5));
+    let node = net.topology.node_by_name("r1n3").unwrap();
+    net.topology.node_mut(node).deleted = true;
+    let evs = net.engine.speaker_removed(net.now, net.dev("r1n3"));
+    net.push(evs);
+    assert!(!net.engine.underlay.topology().nodes[node.index()].deleted);
+    let (topo, link) = net.cut("tor-r0", "spine-z-1");
+    let evs = net.engine.link_changed(net.now, &topo, &[link]);
+    net.push(evs);
+    assert!(net.engine.underlay.topology().nodes[node.index()].deleted);
+    // A later link event has nothing more to take in.
+    net.topology.set_link_up(link, true);
+    let topo = net.topology.clone();
+    let evs = net.engine.link_changed(net.now, &topo, &[link]);
+    net.push(evs);
+    net.run_until(secs(10));
+}
+
+#[test]
 fn a_link_change_looks_at_every_destination_once_a_next_hop_was_rewritten() {
     // The split fabric above: nodes and ToRs set themselves as next hop on eBGP, so any
     // prefix may carry different next hops somewhere and a link change looks at every

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use super::SessionId;
 use crate::model::time::SimDuration;
-use crate::model::topology::{DeviceId, LinkId, NodeId, Topology};
+use crate::model::topology::{DeviceId, DeviceKind, LinkId, NodeId, Topology};
 
 /// One-way latency in nanoseconds from one device to every device (`None`: unreachable).
 pub type Distances = Arc<Vec<Option<u64>>>;
@@ -445,12 +445,18 @@ impl Underlay {
         self.apply(topology, &links, &deletions)
     }
 
-    /// [`Underlay::update`] told what changed: `links` (in any order, repeats allowed) are
-    /// the only links whose state or latency may differ from what the underlay last saw, and
-    /// no node joined or was deleted, so nothing else of `topology` is compared: a link event
-    /// costs what it changes, not a walk over every link and node. Tests check the claim
-    /// against [`Underlay::update`]'s comparison.
-    pub fn update_links(&mut self, topology: &Topology, links: &[LinkId]) -> bool {
+    /// [`Underlay::update`] told what changed: `links` are the only links whose state or
+    /// latency may differ from what the underlay last saw and `removed` the only devices
+    /// whose node may have been deleted since (both in any order, repeats allowed), so
+    /// nothing else of `topology` is compared: a link event costs what it changes, not a
+    /// walk over every link and node. Nodes that joined make it [`Underlay::update`]. Tests
+    /// check the claim against [`Underlay::update`]'s comparison.
+    pub fn update_told(
+        &mut self,
+        topology: &Topology,
+        links: &[LinkId],
+        removed: &[DeviceId],
+    ) -> bool {
         if !self.same_elements(topology) {
             return self.update(topology);
         }
@@ -465,13 +471,26 @@ impl Underlay {
             .collect();
         changed.sort_unstable();
         changed.dedup();
+        let mut deletions: Vec<NodeId> = removed
+            .iter()
+            .filter_map(|d| match old.devices[d.index()].kind {
+                DeviceKind::Node(n)
+                    if old.nodes[n.index()].deleted != topology.nodes[n.index()].deleted =>
+                {
+                    Some(n)
+                }
+                _ => None,
+            })
+            .collect();
+        deletions.sort_unstable();
+        deletions.dedup();
         #[cfg(test)]
         assert_eq!(
             self.differences(topology),
-            (changed.clone(), Vec::new()),
-            "update_links was not told every change"
+            (changed.clone(), deletions.clone()),
+            "update_told was not told every change"
         );
-        self.apply(topology, &changed, &[])
+        self.apply(topology, &changed, &deletions)
     }
 
     /// Whether `topology` has the devices, links and nodes of the underlay's copy (nothing
@@ -945,8 +964,8 @@ mod tests {
         /// components (and "changed" exactly when they did), every kept distance vector a
         /// fresh search's, every IGP cost a fresh search's, and the tracked latencies, with
         /// the changes it reported applied, those measured from scratch; a multihop session
-        /// is reported only when its latency changed. Link changes are told by link
-        /// (`update_links`) every other event and found by comparison (`update`) otherwise.
+        /// is reported only when its latency changed. Every other event is told what changed
+        /// (`update_told`), the others found by comparison (`update`).
         #[test]
         fn an_updated_underlay_is_a_new_one((mut t, sessions, changes, queries) in events()) {
             let mut u = Underlay::new(&t);
@@ -959,12 +978,14 @@ mod tests {
                 u.cost(a, b);
             }
             for (i, change) in changes.into_iter().enumerate() {
-                let told: Vec<LinkId> = match change {
-                    Change::Toggle(l) => vec![LinkId(l as u32)],
-                    Change::TogglePair(a, b) => vec![LinkId(a as u32), LinkId(b as u32)],
+                let (told, removed) = match change {
+                    Change::Toggle(l) => (vec![LinkId(l as u32)], vec![]),
+                    Change::TogglePair(a, b) => {
+                        (vec![LinkId(a as u32), LinkId(b as u32)], vec![])
+                    }
                     Change::Delete(n) => {
                         t.nodes[n].deleted = true;
-                        Vec::new()
+                        (vec![], vec![t.nodes[n].device])
                     }
                 };
                 for &l in &told {
@@ -972,10 +993,10 @@ mod tests {
                     t.set_link_up(l, !up);
                 }
                 let before = u.component.clone();
-                let components_changed = if told.is_empty() || i % 2 == 0 {
+                let components_changed = if i % 2 == 0 {
                     u.update(&t)
                 } else {
-                    u.update_links(&t, &told)
+                    u.update_told(&t, &told, &removed)
                 };
                 let fresh = Underlay::new(&t);
                 prop_assert_eq!(&u.component, &fresh.component);

@@ -539,6 +539,9 @@ pub struct BgpEngine {
     shared_states: bool,
     /// Which prefixes can carry different next hops (`next_hops.rs`, for `link_changed`).
     next_hop_origins: next_hops::NextHopOrigins,
+    /// Devices of the nodes removed since the underlay last followed the topology
+    /// (`speaker_removed`): it takes them in at the next link event.
+    removed_unseen: Vec<DeviceId>,
     /// Decisions run so far (tests measure what an event costs).
     #[cfg(test)]
     pub(crate) decisions: u64,
@@ -638,6 +641,7 @@ impl BgpEngine {
             prefix_steps: shared::PrefixSteps::default(),
             shared_states: true,
             next_hop_origins: next_hops::NextHopOrigins::default(),
+            removed_unseen: Vec::new(),
             #[cfg(test)]
             decisions: 0,
             #[cfg(test)]
@@ -941,6 +945,7 @@ impl BgpEngine {
     /// peers drop its routes at once.
     pub fn speaker_removed(&mut self, now: SimTime, device: DeviceId) -> Scheduled {
         let mut out = Vec::new();
+        self.removed_unseen.push(device);
         let Some(&s) = self.by_device.get(&device) else {
             return out;
         };
@@ -971,7 +976,8 @@ impl BgpEngine {
     }
 
     /// Links `links` went down or up (or changed latency) in `topology`, and nothing else
-    /// changed since the engine last saw it: latencies and next-hop costs change; sessions
+    /// changed since the engine last saw it but the nodes it was told were removed
+    /// (`speaker_removed`, seen by the underlay from now on, as before): latencies and next-hop costs change; sessions
     /// over a downed fabric link drop at once, multihop sessions that lost every path are
     /// timed out, and Idle sessions whose path is back reconnect at the next connect-retry
     /// tick.
@@ -984,7 +990,8 @@ impl BgpEngine {
         let mut out = Vec::new();
         // The underlay follows the change and the sessions' latencies with it, each only as
         // far as the change reaches (`underlay.rs`).
-        let components_changed = self.underlay.update_links(topology, links);
+        let removed = std::mem::take(&mut self.removed_unseen);
+        let components_changed = self.underlay.update_told(topology, links, &removed);
         // Only a session whose latency changed can have something to do (`link_action`).
         let looked_at = self.recompute_latencies();
         #[cfg(test)]
