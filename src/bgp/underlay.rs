@@ -449,8 +449,8 @@ impl Underlay {
     /// latency may differ from what the underlay last saw and `removed` the only devices
     /// whose node may have been deleted since (both in any order, repeats allowed), so
     /// nothing else of `topology` is compared: a link event costs what it changes, not a
-    /// walk over every link and node. Nodes that joined make it [`Underlay::update`]. Tests
-    /// check the claim against [`Underlay::update`]'s comparison.
+    /// walk over every link and node. If nodes joined, it is [`Underlay::update`] (built
+    /// anew). Tests check the claim against [`Underlay::update`]'s comparison.
     pub fn update_told(
         &mut self,
         topology: &Topology,
