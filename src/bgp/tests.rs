@@ -53,13 +53,19 @@ fn to_reflectors() -> Peer {
 /// One rack of `nodes` nodes without the mesh, node 0 reflecting for the others (cluster
 /// 1.1.1.1) through the BGPPeer `to-rr`, with Calico's BIRD timers.
 fn one_reflector_net(nodes: usize) -> Net {
-    let t = topology(
-        &[RackSpec {
+    reflector_per_rack_net(1, nodes)
+}
+
+/// `racks` racks of `nodes` nodes without the mesh, node 0 of each reflecting (one cluster,
+/// 1.1.1.1) for every node through the BGPPeer `to-rr`, with Calico's BIRD timers.
+fn reflector_per_rack_net(racks: usize, nodes: usize) -> Net {
+    let specs: Vec<RackSpec> = (0..racks)
+        .map(|_| RackSpec {
             nodes,
             node_bgp: first_reflects,
-        }],
-        false,
-    );
+        })
+        .collect();
+    let t = topology(&specs, false);
     Net::new(t, &no_mesh(), &[to_reflectors()], TimerProfile::CalicoBird)
 }
 
@@ -1214,20 +1220,7 @@ fn a_link_change_looks_only_at_prefixes_with_several_owners_when_no_next_hop_was
     // The first change looks at all 13 (the underlay starts following them then); mending
     // the link afterwards looks only at the 7 that cross the racks, whose path comes back:
     // r1's four nodes to r0n0 (r1n0–r0n0 among them) and r0's other three to r1n0.
-    let t = topology(
-        &[
-            RackSpec {
-                nodes: 4,
-                node_bgp: first_reflects,
-            },
-            RackSpec {
-                nodes: 4,
-                node_bgp: first_reflects,
-            },
-        ],
-        false,
-    );
-    let mut net = Net::new(t, &no_mesh(), &[to_reflectors()], TimerProfile::CalicoBird);
+    let mut net = reflector_per_rack_net(2, 4);
     for r in 0..2 {
         for i in 0..4 {
             net.originate(&format!("r{r}n{i}"), &block(r, i));
@@ -1268,20 +1261,7 @@ fn a_link_event_takes_in_the_nodes_removed_before_it() {
     // deletion in at the next link event (as when it compared the whole topology), told it
     // by the engine: `update_told` compares nothing else, and in tests asserts that the
     // full comparison finds the same (the link and this node), so it panics if not told.
-    let t = topology(
-        &[
-            RackSpec {
-                nodes: 4,
-                node_bgp: first_reflects,
-            },
-            RackSpec {
-                nodes: 4,
-                node_bgp: first_reflects,
-            },
-        ],
-        false,
-    );
-    let mut net = Net::new(t, &no_mesh(), &[to_reflectors()], TimerProfile::CalicoBird);
+    let mut net = reflector_per_rack_net(2, 4);
     net.run_until(secs(5));
     let node = net.topology.node_by_name("r1n3").unwrap();
     net.topology.node_mut(node).deleted = true;
