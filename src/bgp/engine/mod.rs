@@ -539,8 +539,8 @@ pub struct BgpEngine {
     shared_states: bool,
     /// Which prefixes can carry different next hops (`next_hops.rs`, for `link_changed`).
     next_hop_origins: next_hops::NextHopOrigins,
-    /// Devices of the nodes removed since the underlay last followed the topology
-    /// (`speaker_removed`): it takes them in at the next link event.
+    /// Devices of the nodes removed (`speaker_removed`) since the last link event, which
+    /// tells the underlay of them (one a reconfiguration took in already is passed over).
     removed_unseen: Vec<DeviceId>,
     /// Decisions run so far (tests measure what an event costs).
     #[cfg(test)]
@@ -975,12 +975,12 @@ impl BgpEngine {
         out
     }
 
-    /// Links `links` went down or up (or changed latency) in `topology`, and nothing else
-    /// changed since the engine last saw it but the nodes it was told were removed
-    /// (`speaker_removed`, seen by the underlay from now on, as before): latencies and next-hop costs change; sessions
-    /// over a downed fabric link drop at once, multihop sessions that lost every path are
-    /// timed out, and Idle sessions whose path is back reconnect at the next connect-retry
-    /// tick.
+    /// Links `links` went down or up (or changed latency) in `topology`, which differs from
+    /// what the engine last saw only in those and in the nodes removed since
+    /// (`speaker_removed`; the underlay takes them in now): latencies and next-hop costs
+    /// change; sessions over a downed fabric link drop at once, multihop sessions that lost
+    /// every path are timed out, and Idle sessions whose path is back reconnect at the next
+    /// connect-retry tick.
     pub fn link_changed(
         &mut self,
         now: SimTime,
